@@ -1,0 +1,62 @@
+"""dualad: forward-mode-first automatic differentiation of NumPy code.
+
+The core is the dual number (``dual_level``, ``make_dual``, ``unpack_dual``);
+reverse mode (``backward``, ``grad``) comes from transposing the same JVP rules;
+``dualad.functional`` combines both. The user API mirrors torch.autograd and
+the array semantics follow NumPy.
+
+>>> import dualad as da
+>>> x = da.tensor([1.0, 2.0], requires_grad=True)
+>>> (x ** 2).sum().backward()
+>>> x.grad
+tensor([2., 4.])
+"""
+
+from . import ops as _ops  # noqa: F401  (operators and methods)
+from . import _interop  # noqa: F401  (NumPy dispatch)
+from . import reverse  # noqa: F401  (installs recording and linearization)
+from . import _tensor_autograd  # noqa: F401
+from . import forward_ad, numpy
+from ._tensor import Tensor
+from ._version import __version__
+from .forward_ad import (
+    UnpackedDualTensor,
+    dual_level,
+    enter_dual_level,
+    exit_dual_level,
+    make_dual,
+    unpack_dual,
+)
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .ops.functions import (
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    full,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .reverse import backward, grad
+
+__all__ = [
+    "Tensor", "__version__", "forward_ad", "numpy", "reverse",
+    "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
+    "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
+    "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
+    "zeros_like", "backward", "grad",
+]

@@ -1,0 +1,269 @@
+"""The one dispatch path: every operation on Tensors reaches ``apply``.
+
+A primitive is a small named object holding its NumPy implementation and its
+one derivative rule, the JVP. Linear primitives also carry a transpose rule
+(in ``dualad.reverse.transpose``) and a batching rule; they are the only code
+that knows about transposition and batched tangents (DESIGN §2).
+
+``apply(prim, *args, **params)`` has three paths, chosen by the highest
+*level* among the Tensor arguments:
+
+* level 0 (plain): evaluate ``prim.impl`` on the arrays, and record a reverse
+  node if grad mode is on and an input requires grad;
+* a live dual level L: split every input at L into (primal, tangent), compute
+  the primal output by recursion (lower levels handle themselves) and the
+  tangent with ``prim.jvp`` — whose ops are ordinary ops, so lower levels and
+  reverse recording apply to them too;
+* ``LIN``: the input is a symbolic linear placeholder, used while reverse mode
+  linearizes a JVP rule; the call is recorded into a linear program.
+
+Tangents are ``None`` when symbolically zero: a level whose inputs all have
+zero tangents costs exactly the plain op.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from . import grad_mode as _gm
+from ._tensor import Tensor, _make
+
+# Levels are positive ints drawn from a counter that never repeats. ``LIN`` and
+# ``AVAL`` sit above every real level so they always win the "highest level".
+LIN = 1 << 60  # symbolic linear placeholder (reverse mode tracing a JVP rule)
+AVAL = LIN + 1  # shape/dtype stand-in for a value a rule did not declare it reads
+
+live: set[int] = set()  # live dual levels
+stack: list[int] = []  # live levels, innermost last
+batched: set[int] = set()  # live levels that carry batched tangents
+
+_state = _gm.state
+_generic = np.generic
+
+# Installed by dualad.reverse at import (the core does not import reverse).
+hooks: dict[str, Callable[..., Any]] = {}
+
+
+class Primitive:
+    """A named operation with its implementation and its one derivative rule.
+
+    Parameters
+    ----------
+    name : the primitive's name (``grad_fn`` shows ``<Name>Backward``).
+    impl : ``impl(*arrays, **params) -> array`` (or tuple if ``multi``).
+    jvp : ``jvp(primals, tangents, out, **params) -> tangent``; tangents may be
+        ``None`` (symbolic zero); return ``None`` for a zero tangent.
+    reads : per input, which of (input positions, ``"out"``) the JVP reads when
+        that input's tangent is nonzero (DESIGN §2.6); a flat tuple applies to all.
+    linear : positions in which the primitive is linear (has a transpose rule).
+    joint : linear jointly in ``linear`` (add); if False, in one at a time (multiply).
+    batch : ``batch(arrays, nbs, **params) -> (out, nb)`` for leading batch axes.
+    aval : ``aval(args, **params) -> (shape, dtype)`` without computing values.
+    nondiff : results carry no derivative (comparisons, argmax, ...).
+    view : the output may share memory with input 0 (shares its version counter).
+    """
+
+    __slots__ = (
+        "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
+        "linear", "joint", "nondiff", "view", "multi",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        impl: Callable[..., Any],
+        jvp: Callable[..., Any] | None = None,
+        *,
+        reads: Any = (),
+        linear: tuple[int, ...] = (),
+        joint: bool = True,
+        batch: Callable[..., Any] | None = None,
+        aval: Callable[..., Any] | None = None,
+        nondiff: bool = False,
+        view: bool = False,
+        multi: bool = False,
+    ) -> None:
+        self.name = name
+        self.impl = impl
+        self.jvp = jvp
+        self.transpose: Callable[..., Any] | None = None
+        self.batch = batch
+        self.aval = aval
+        self.reads = reads
+        self.linear = linear
+        self.joint = joint
+        self.nondiff = nondiff
+        self.view = view
+        self.multi = multi
+
+    def reads_for(self, i: int) -> tuple[Any, ...]:
+        r = self.reads
+        if r and isinstance(r[0], tuple):
+            return r[i] if i < len(r) else ()
+        return r
+
+    def __call__(self, *args: Any, **params: Any) -> Any:
+        return apply(self, *args, **params)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
+    """Evaluate ``prim`` on ``args`` through levels, recording reverse nodes."""
+    top = 0
+    rg = False
+    nb = 0
+    for a in args:
+        if a.__class__ is Tensor:
+            lv = a._level
+            if lv:
+                if lv < LIN and lv not in live:
+                    return apply(prim, *[strip(x) for x in args], **params)
+                if lv > top:
+                    top = lv
+            if a._rg:
+                rg = True
+            if a._nb:
+                nb = 1
+    if prim.nondiff:
+        if top >= LIN:
+            return hooks["linear"](prim, args, params)
+        return _plain(prim, [a._data if a.__class__ is Tensor else a for a in args], params, nb, args)
+    if not top:
+        out = _plain(prim, args, params, nb, None)
+    elif top >= LIN:
+        return hooks["linear"](prim, args, params)
+    else:
+        out = _dual(prim, args, params, top)
+    if rg and _state.grad:
+        hooks["record"](prim, args, out, params)
+    elif _state.inference:
+        _mark_inference(out)
+    return out
+
+
+def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
+    """``apply`` without recording: the primal half of a dual evaluation."""
+    top = 0
+    nb = 0
+    for a in args:
+        if a.__class__ is Tensor:
+            if a._level > top:
+                top = a._level
+            if a._nb:
+                nb = 1
+    if top:
+        return _dual(prim, args, params, top)
+    return _plain(prim, args, params, nb, None)
+
+
+def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any) -> Any:
+    if raw is None:
+        arrays = [a._data if a.__class__ is Tensor else a for a in args]
+    else:  # nondiff: args already stripped to arrays, ``raw`` keeps the Tensors for nb
+        arrays, args = args, raw
+    if nb:
+        if prim.batch is None:
+            raise RuntimeError(
+                f"dualad: {prim.name} received a batched tangent, but it has no batching rule; "
+                "batched tangents flow through linear primitives only. Use batched=False "
+                "(or a Python loop over tangents) for this computation."
+            )
+        nbs = [a._nb if a.__class__ is Tensor else 0 for a in args]
+        out, onb = prim.batch(arrays, nbs, **params)
+    else:
+        out = prim.impl(*arrays, **params)
+        onb = 0
+    if prim.multi:
+        return tuple(_wrap(o, onb) for o in out)
+    t = _wrap(out, onb)
+    if prim.view and args[0].__class__ is Tensor:
+        t._vc = args[0]._version_counter()
+    return t
+
+
+def _wrap(out: Any, nb: int) -> Tensor:
+    if isinstance(out, _generic):
+        out = np.asarray(out)
+    t = _make(out)
+    if nb:
+        t._nb = nb
+    return t
+
+
+def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int) -> Any:
+    primals = []
+    tangents = []
+    nonzero = False
+    for a in args:
+        if a.__class__ is Tensor and a._level == L:
+            primals.append(a._primal)
+            tangents.append(a._tangent)
+            nonzero = True
+        else:
+            primals.append(a)
+            tangents.append(None)
+    out = _eval(prim, primals, params)
+    if not nonzero:
+        return out
+    t = prim.jvp(primals, tangents, out, **params)
+    if prim.multi:
+        return tuple(o if ti is None else dual(L, o, ti) for o, ti in zip(out, t, strict=True))
+    return out if t is None else dual(L, out, t)
+
+
+def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
+    """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
+    d = _make(primal._data)
+    d._level = L
+    d._primal = primal
+    d._tangent = tangent
+    d._nb = primal._nb
+    d._rg = primal._rg
+    if primal._node is not None:
+        d._node = primal._node
+        d._out_nr = primal._out_nr
+    d._vc = primal._vc
+    return d
+
+
+def innermost(t: Tensor) -> Tensor:
+    while t._level and t._level < LIN:
+        t = t._primal
+    return t
+
+
+def strip(x: Any) -> Any:
+    """Drop the dual parts of ``x`` whose levels have exited."""
+    if x.__class__ is not Tensor or not x._level or x._level >= LIN:
+        return x
+    p = strip(x._primal)
+    if x._level not in live:
+        return p
+    return dual(x._level, p, strip(x._tangent)) if p is not x._primal else x
+
+
+def split(x: Any, L: int) -> tuple[Any, Any]:
+    """(primal, tangent-or-None) of ``x`` at level ``L``, for any nesting of levels."""
+    if x.__class__ is not Tensor or x._level < L or x._level >= LIN:
+        return x, None
+    if x._level == L:
+        return x._primal, x._tangent
+    # Dual at an inner level M > L: both parts at M carry their own L-components.
+    p, tp = split(x._primal, L)
+    q, tq = split(x._tangent, L)
+    if tp is None and tq is None:
+        return x, None
+    from .ops import zeros_like_tangent
+
+    tp = zeros_like_tangent(p, tq) if tp is None else tp
+    tq = zeros_like_tangent(q, tp) if tq is None else tq
+    return dual(x._level, p, q), dual(x._level, tp, tq)
+
+
+def _mark_inference(out: Any) -> None:
+    for o in out if isinstance(out, tuple) else (out,):
+        o._meta_().inference = True

@@ -1,0 +1,71 @@
+"""NumPy's own functions on Tensors: ``__array_ufunc__`` and ``__array_function__``.
+
+Both route to ``dualad.numpy``, so ``np.sin(t)`` and ``dnp.sin(t)`` are the same
+call. A NumPy function dualad cannot differentiate raises ``TypeError`` naming it,
+instead of returning a result with its derivatives silently dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._tensor import Tensor
+
+_UFUNC_NAMES = {"absolute": "abs", "conjugate": "conj", "true_divide": "divide"}
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin"}
+_ACCUMULATE = {"add": "cumsum", "multiply": "cumprod"}
+
+
+def _unsupported(what: str, why: str = "") -> TypeError:
+    return TypeError(
+        f"dualad: {what} is not supported on dualad Tensors{why}; it would drop derivatives. "
+        "Use a function of dualad.numpy, or call t.detach().numpy() first if you do not need "
+        "the derivative."
+    )
+
+
+def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    import dualad.numpy as dnp
+
+    name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+    if "out" in kwargs:
+        raise _unsupported(f"numpy.{ufunc.__name__}(..., out=...)", " (out= writes in place)")
+    if method == "__call__":
+        fn = getattr(dnp, name, None)
+        if fn is None or kwargs:
+            raise _unsupported(f"numpy.{ufunc.__name__}" + (f" with {sorted(kwargs)}" if kwargs
+                                                            else ""))
+        return fn(*inputs)
+    table = {"reduce": _REDUCE, "accumulate": _ACCUMULATE}.get(method, {})
+    if ufunc.__name__ in table:
+        kw = {k: v for k, v in kwargs.items() if k in ("axis", "keepdims", "dtype")}
+        if set(kwargs) - set(kw):
+            raise _unsupported(f"numpy.{ufunc.__name__}.{method} with {sorted(kwargs)}")
+        if method == "reduce" and "axis" not in kw:
+            kw["axis"] = 0
+        if method == "accumulate":
+            kw.setdefault("axis", 0)
+            kw.pop("keepdims", None)
+        return getattr(dnp, table[ufunc.__name__])(*inputs, **kw)
+    raise _unsupported(f"numpy.{ufunc.__name__}.{method}")
+
+
+def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    import dualad.numpy as dnp
+
+    mod = func.__module__ or "numpy"
+    ns: Any = dnp
+    for part in mod.split(".")[1:]:
+        ns = getattr(ns, part, None)
+        if ns is None:
+            break
+    fn = getattr(ns, func.__name__, None) if ns is not None else None
+    if fn is None:
+        raise _unsupported(f"{mod}.{func.__name__}")
+    return fn(*args, **kwargs)
+
+
+Tensor.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
+Tensor.__array_function__ = array_function  # type: ignore[attr-defined]

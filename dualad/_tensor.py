@@ -1,0 +1,326 @@
+"""The Tensor: one array, optionally dual at a level, optionally recorded for reverse mode.
+
+A Tensor is either *plain* (``_level == 0``: ``_data`` is its array) or *dual*
+at a live level L (``_primal`` and ``_tangent``, each dual only at levels below
+L). ``_data`` always holds the innermost primal array so that shape and dtype
+queries cost nothing. ``_nb`` counts leading axes that are tangent-batch axes
+(internal only: users never see a Tensor with ``_nb > 0``).
+
+Reverse-mode state lives on the innermost primal: ``_rg`` (requires grad),
+``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made. The
+rarely used rest (``.grad``, hooks, ...) sits in ``_meta``, created on demand.
+Operators and array methods are attached by ``dualad.ops``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _backend
+
+
+class _Meta:
+    __slots__ = ("grad", "hooks", "post_hooks", "retains_grad", "acc", "inference", "name")
+
+    def __init__(self) -> None:
+        self.grad: Tensor | None = None
+        self.hooks: dict[int, Any] = {}
+        self.post_hooks: dict[int, Any] = {}
+        self.retains_grad = False
+        self.acc: Any = None  # the AccumulateGrad node of a leaf
+        self.inference = False
+        self.name: str | None = None
+
+
+class Tensor:
+    """An n-dimensional array that dualad can differentiate.
+
+    ``dualad.Tensor(data)`` wraps ``data`` (sharing it when it is already an
+    array of the right dtype); prefer ``dualad.tensor`` (copies) or
+    ``dualad.as_tensor`` (shares).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
+
+    __slots__ = (
+        "_data", "_level", "_primal", "_tangent", "_nb", "_rg", "_node", "_out_nr",
+        "_vc", "_meta", "__weakref__",
+    )
+    __array_priority__ = 1000.0  # ndarray <op> Tensor defers to Tensor
+    __hash__ = object.__hash__
+
+    def __init__(self, data: Any = (), dtype: Any = None, requires_grad: bool = False) -> None:
+        if isinstance(data, Tensor):
+            data = data._data
+        _init(self, _backend.asarray(data, dtype=dtype, copy=None))
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # -- array protocol -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._data.shape[self._nb :] if self._nb else self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim - self._nb
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def device(self) -> str:
+        return _backend.device_of(self._data)
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._data.nbytes
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number (no derivative)."""
+        if self._data.size != 1:
+            raise ValueError(
+                f"item() needs a tensor with one element, this one has shape {self.shape}"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (no derivative)."""
+        return self._data.tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._data)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors can be used as an index")
+        return int(self.item())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        _check_undifferentiated(self, "np.asarray(t)")
+        a = self._data
+        if dtype is not None and dtype != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The array this tensor wraps (shared, not copied).
+
+        Raises ``RuntimeError`` if the tensor requires grad or carries a
+        tangent, as converting would silently drop its derivatives; call
+        ``t.detach().numpy()`` (or pass ``force=True``) to mean it.
+        """
+        if not force:
+            _check_undifferentiated(self, "t.numpy()")
+        return self._data
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self._data.dtype not in (np.float64, np.int64, np.bool_, np.complex128):
+            extra += f", dtype={self._data.dtype}"
+        if self._level and self._level < _LIN():
+            extra += f", level={self._level}"
+        if self._node is not None:
+            extra += f", grad_fn=<{self._node.name()}>"
+        elif self._rg:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # -- autograd state ---------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` on a leaf in place; returns ``self``."""
+        if self._node is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients "
+                f"(this one is {self._data.dtype}); convert it first, e.g. "
+                f"t.astype('float64').requires_grad_()"
+            )
+        if self._meta is not None and self._meta.inference and requires_grad:
+            pass  # allowed, as in torch; recording it later raises
+        t: Tensor = self
+        while True:
+            t._rg = bool(requires_grad)
+            if not t._level or t._level >= _LIN():
+                break
+            t = t._primal
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self) -> Any:
+        return self._node
+
+    @property
+    def grad(self) -> Tensor | None:
+        m = self._meta
+        if m is None and self._level:
+            m = _inner(self)._meta
+        if m is None or m.grad is None:
+            return None
+        return m.grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is not None:
+            value = value if isinstance(value, Tensor) else Tensor(value)
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: expected {self.shape}, "
+                    f"got {value.shape}"
+                )
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: expected {self.dtype}, "
+                    f"got {value.dtype}"
+                )
+        _inner(self)._meta_().grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._meta is not None and self._meta.retains_grad
+
+    def is_inference(self) -> bool:
+        """True if this tensor was made in inference mode."""
+        return self._meta is not None and self._meta.inference
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._vc is None else self._vc[0]
+
+    def _version_counter(self) -> list[int]:
+        if self._vc is None:
+            self._vc = [0]
+        return self._vc
+
+    def _meta_(self) -> _Meta:
+        if self._meta is None:
+            self._meta = _Meta()
+        return self._meta
+
+    @property
+    def data(self) -> Tensor:
+        """A detached tensor sharing this one's array (torch's ``.data``)."""
+        return self.detach()
+
+    def detach(self) -> Tensor:
+        """A new tensor sharing the data, with no grad_fn, no grad, and no tangent."""
+        t = _make(self._data)
+        t._vc = self._version_counter()
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach in place: make this tensor a leaf that does not require grad."""
+        if self._level:
+            raise RuntimeError("detach_() on a dual tensor; use detach() instead")
+        self._node = None
+        self._rg = False
+        return self
+
+
+def _init(t: Tensor, data: Any) -> None:
+    t._data = data
+    t._level = 0
+    t._nb = 0
+    t._rg = False
+    t._node = None
+    t._vc = None
+    t._meta = None
+
+
+_new = object.__new__
+
+
+def _make(data: Any) -> Tensor:
+    """Fast constructor for a plain Tensor around ``data`` (no copy, no checks)."""
+    t = _new(Tensor)
+    t._data = data
+    t._level = 0
+    t._nb = 0
+    t._rg = False
+    t._node = None
+    t._vc = None
+    t._meta = None
+    return t
+
+
+def _LIN() -> int:
+    return 1 << 60
+
+
+def _inner(t: Tensor) -> Tensor:
+    while t._level and t._level < _LIN():
+        t = t._primal
+    return t
+
+
+def _check_undifferentiated(t: Tensor, what: str) -> None:
+    from ._dispatch import live
+
+    if t._level >= _LIN():
+        raise RuntimeError(
+            f"dualad: {what} on a symbolic tangent while reverse mode linearizes a JVP rule; "
+            "a rule must apply dualad operations to tangents, not NumPy"
+        )
+    if t._rg or (t._level and t._level in live):
+        why = "requires grad" if t._rg else f"carries a tangent at live level {t._level}"
+        raise RuntimeError(
+            f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "
+            "Call t.detach().numpy() (or np.asarray(t.detach())) if you mean to leave "
+            "autodiff, or use dualad.numpy / NumPy functions directly on the Tensor, which "
+            "dispatch to dualad."
+        )

@@ -1,0 +1,71 @@
+"""Tensor's reverse-mode methods (backward, hooks, retain_grad), attached at import."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+from . import _dispatch as D
+from ._tensor import Tensor
+from .reverse.engine import backward as _backward
+from .reverse.graph import RemovableHandle
+
+
+def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None) -> None:
+    """Accumulate the gradient of this tensor into the leaves' ``.grad``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([3.0], requires_grad=True)
+    >>> (x * x).sum().backward()
+    >>> x.grad
+    tensor([6.])
+    """
+    _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
+    """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> h = x.register_hook(lambda g: g * 2)
+    >>> (x * 3).sum().backward()
+    >>> x.grad
+    tensor([6.])
+    """
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    t = D.innermost(self)
+    if t._node is None:
+        return RemovableHandle(t._meta_().hooks, hook)
+    table = t._node.tensor_pre_hooks.setdefault(t._out_nr, {})
+    return RemovableHandle(table, hook)
+
+
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> Any:
+    """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated."""
+    if self._node is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not self._rg:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return RemovableHandle(D.innermost(self)._meta_().post_hooks, hook)
+
+
+def retain_grad(self: Tensor) -> None:
+    """Keep ``.grad`` for a non-leaf tensor after backward."""
+    if not self._rg:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    t = D.innermost(self)
+    if t._node is None:
+        return
+    t._meta_().retains_grad = True
+    t._node.retain[t._out_nr] = weakref.ref(t)
+    if self is not t:
+        self._meta = t._meta
+
+
+for _f in (backward, register_hook, register_post_accumulate_grad_hook, retain_grad):
+    setattr(Tensor, _f.__name__, _f)

@@ -1,0 +1,221 @@
+"""Forward mode: dual levels, ``make_dual`` and ``unpack_dual``.
+
+Levels nest to any depth. Each level is a fresh id from a counter that never
+repeats, so a tangent of one level can never be mistaken for another's
+(no perturbation confusion). After its level exits a dual tensor behaves
+exactly like its primal.
+
+Examples
+--------
+>>> import dualad as da
+>>> with da.dual_level():
+...     x = da.make_dual(da.tensor(0.5), da.tensor(1.0))
+...     y = da.numpy.sin(x) * x
+...     da.unpack_dual(y).tangent  # cos(x) x + sin(x)
+tensor(0.91821975)
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import _dispatch as D
+from ._tensor import Tensor, _make
+
+__all__ = [
+    "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+    "UnpackedDualTensor",
+]
+
+_ids = itertools.count(1)
+
+
+class UnpackedDualTensor(NamedTuple):
+    """What ``unpack_dual`` returns: the primal and the tangent (``None`` if zero)."""
+
+    primal: Tensor
+    tangent: Tensor | None
+
+
+def enter_dual_level() -> int:
+    """Open a new, innermost dual level and return its id (never reused).
+
+    Examples
+    --------
+    >>> lvl = dualad.enter_dual_level()
+    >>> dualad.exit_dual_level(level=lvl)
+    """
+    lvl = next(_ids)
+    D.live.add(lvl)
+    D.stack.append(lvl)
+    return lvl
+
+
+def exit_dual_level(*, level: int | None = None) -> None:
+    """Close the innermost dual level (``level``, if given, must be that one)."""
+    if not D.stack:
+        raise RuntimeError("exit_dual_level: there is no live dual level to exit")
+    if level is not None and level != D.stack[-1]:
+        raise RuntimeError(
+            f"exit_dual_level: level {level} is not the innermost live level "
+            f"({D.stack[-1]}); exit inner levels first (levels nest like context managers)"
+        )
+    lvl = D.stack.pop()
+    D.live.discard(lvl)
+    D.batched.discard(lvl)
+
+
+class dual_level:
+    """Context manager for a dual level; ``__enter__`` returns the level id.
+
+    Examples
+    --------
+    >>> with dualad.dual_level() as lvl:
+    ...     x = dualad.make_dual(dualad.tensor([1.0, 2.0]), dualad.tensor([1.0, 0.0]))
+    ...     dualad.unpack_dual(x ** 2).tangent
+    tensor([2., 0.])
+    """
+
+    def __enter__(self) -> int:
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc: object) -> None:
+        exit_dual_level(level=self.level)
+
+
+def _level_arg(level: int | None, what: str) -> int:
+    if level is None:
+        if not D.stack:
+            raise RuntimeError(
+                f"{what}: no dual level is live; use it inside `with dualad.dual_level():`"
+            )
+        return D.stack[-1]
+    if level not in D.live:
+        raise RuntimeError(f"{what}: level {level} is not live (it exited or never existed)")
+    return level
+
+
+def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: bool = False) -> Tensor:
+    """Pair ``tensor`` with ``tangent`` as a dual tensor at ``level``.
+
+    Parameters
+    ----------
+    tensor : Tensor or array of a floating or complex dtype (the primal).
+    tangent : same shape as ``tensor`` (or ``(B,) + tensor.shape`` when
+        ``batched``), floating or complex; a real tangent of a complex primal is
+        promoted.
+    level : the level (default: the innermost live one).
+    batched : the tangent carries a leading axis of B tangents, all pushed in
+        one pass; every tangent derived from it then has shape ``(B,) + shape``.
+        Only one batched level may be live at a time.
+
+    Examples
+    --------
+    >>> with dualad.dual_level():
+    ...     x = dualad.make_dual(dualad.tensor([1.0, 2.0]), dualad.eye(2), batched=True)
+    ...     dualad.unpack_dual(x * x).tangent  # the Jacobian, one row per tangent
+    tensor([[2., 0.],
+           [0., 4.]])
+    """
+    L = _level_arg(level, "make_dual")
+    x = tensor if isinstance(tensor, Tensor) else Tensor(tensor)
+    if x._data.dtype.kind not in "fc":
+        raise ValueError(
+            f"make_dual: the primal has dtype {x.dtype}; only floating and complex tensors can "
+            "carry a tangent (convert with .astype('float64'))"
+        )
+    t = tangent if isinstance(tangent, Tensor) else Tensor(np.asarray(tangent))
+    want = ((t.shape[0],) if batched and t.ndim else ()) + x.shape
+    if batched and t.ndim == 0:
+        raise ValueError("make_dual(batched=True): the tangent needs a leading batch axis")
+    if t.shape != want:
+        exp = f"(B,) + {x.shape}" if batched else f"{x.shape}"
+        raise ValueError(
+            f"make_dual: tangent of shape {t.shape} does not match the primal: expected {exp}"
+        )
+    if t.dtype.kind not in "fc":
+        raise ValueError(
+            f"make_dual: tangent has dtype {t.dtype}; tangents must be floating or complex"
+        )
+    if t.dtype.kind == "c" and x.dtype.kind != "c":
+        raise ValueError(
+            f"make_dual: a complex tangent ({t.dtype}) for a real primal ({x.dtype}); "
+            "make the primal complex first if you mean a complex direction"
+        )
+    if t.dtype != x.dtype:
+        t = t.astype(x.dtype)
+    if t._level >= L:
+        raise ValueError(
+            f"make_dual: the tangent is itself dual at level {t._level} >= {L}; a tangent may "
+            "only carry tangents of outer (lower) levels"
+        )
+    if batched:
+        others = D.batched - {L}
+        if others:
+            raise RuntimeError(
+                f"make_dual(batched=True): level {min(others)} already carries batched tangents; "
+                "only one batched level may be live at a time (use batched=False here)"
+            )
+        D.batched.add(L)
+        t = _with_nb(t, 1)
+    elif L in D.batched:
+        raise RuntimeError(
+            "make_dual: this level carries batched tangents; pass batched=True here too"
+        )
+    return _insert(x, L, t)
+
+
+def _insert(x: Tensor, L: int, t: Tensor) -> Tensor:
+    # Keep the invariant "parts of a level-L dual are dual only below L".
+    if x._level and x._level < D.LIN and x._level in D.live:
+        if x._level == L:
+            raise ValueError(
+                "make_dual: the tensor is already dual at this level; unpack_dual it first"
+            )
+        if x._level > L:
+            return D.dual(x._level, _insert(x._primal, L, t), x._tangent)
+    return D.dual(L, x, t)
+
+
+def _with_nb(t: Tensor, nb: int) -> Tensor:
+    """A copy of the Tensor structure with ``nb`` batch axes marked (data shared)."""
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))
+    u = _make(t._data)
+    u._nb = nb
+    u._rg, u._node = t._rg, t._node
+    if t._node is not None:
+        u._out_nr = t._out_nr
+    return u
+
+
+def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
+    """Split a dual tensor into ``(primal, tangent)`` at ``level``.
+
+    The tangent is ``None`` when the tensor is not dual at that level (its
+    tangent is zero). For a batched level it has shape ``(B,) + primal.shape``.
+
+    Examples
+    --------
+    >>> with dualad.dual_level():
+    ...     y = dualad.make_dual(dualad.tensor(2.0), dualad.tensor(1.0)) ** 3
+    ...     p, t = dualad.unpack_dual(y)
+    >>> p, t
+    (tensor(8.), tensor(12.))
+    """
+    if not isinstance(tensor, Tensor):
+        return UnpackedDualTensor(tensor, None)
+    if level is None:
+        if not D.stack:
+            return UnpackedDualTensor(D.strip(tensor), None)
+        level = D.stack[-1]
+    elif level not in D.live:
+        return UnpackedDualTensor(D.strip(tensor), None)
+    p, t = D.split(D.strip(tensor), level)
+    if t is not None and t._nb:
+        t = _with_nb(t, 0)
+    return UnpackedDualTensor(p, t)

@@ -1,0 +1,576 @@
+"""torch.autograd.functional's six functions: vjp, jvp, jacobian, hessian, hvp, vhp.
+
+Signatures, defaults, input forms, output nesting, ``strict`` errors and
+``create_graph`` semantics follow torch.autograd.functional. Where torch says
+"not supported (yet)" (forward-mode with ``create_graph`` or ``strict``, or
+without ``vectorize``; ``strict`` with ``vectorize``) dualad computes the
+answer instead. Differences in *how*:
+
+* ``jvp`` is true forward mode (dual numbers), not the double-backward trick;
+* ``hvp`` is forward-over-reverse: one forward pass with a dual input and one
+  backward pass whose cotangents carry the tangent ``H v``;
+* ``vectorize=True`` computes a chunk of rows (reverse) or columns (forward)
+  in one batched pass, never one pass per basis vector; ``chunk_size=``
+  bounds the memory of that pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import dualad as da
+
+from ._common import (
+    Tensor,
+    as_tuple,
+    check_chunk_size,
+    grad_postprocess,
+    grad_preprocess,
+    numel,
+    ones_like,
+    primal_of,
+    tangent_or_none,
+    untuple,
+    validate_v,
+    zeros_like,
+)
+from ._jacobian import (
+    check_outputs_differentiable,
+    err_constant_jacobian,
+    err_independent,
+    err_linear_gradient,
+    err_not_differentiable,
+    forward_blocks,
+    reverse_blocks,
+)
+
+TensorOrTuple = Any  # a Tensor / ndarray, or a tuple of them
+
+_OUT = "outputs of the user-provided function"
+_STRATEGIES = ("forward-mode", "reverse-mode")
+
+
+def _single_scalar_output(out: Any, fn_name: str) -> Tensor:
+    is_tuple, outs = as_tuple(out, _OUT, fn_name, allow_arrays=False)
+    if is_tuple:
+        raise RuntimeError(
+            f"The function given to {fn_name} must return a single Tensor, not a tuple."
+        )
+    if numel(outs[0]) != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} must have exactly one "
+            f"element, but it has shape {tuple(outs[0].shape)}."
+        )
+    return outs[0]
+
+
+# ---------------------------------------------------------------------------
+# vjp / jvp
+# ---------------------------------------------------------------------------
+
+
+def vjp(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    v: TensorOrTuple | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """Vector-Jacobian product ``v^T J`` of ``func`` at ``inputs`` (reverse mode).
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor or a tuple of Tensors.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    v : Tensor, ndarray, or tuple of them, optional
+        Cotangent, shaped like the output(s) of ``func``. May be omitted only
+        when ``func`` returns a single Tensor with one element (``v = 1``).
+    create_graph : bool, default False
+        Record the computation so that both results can be differentiated again.
+    strict : bool, default False
+        Raise ``RuntimeError`` if an output is not differentiable or if all the
+        outputs are independent of some input, instead of returning zeros.
+
+    Returns
+    -------
+    (func_output, vjp)
+        ``vjp`` has the nesting and shapes of ``inputs``. For complex inputs it
+        is the conjugate-Wirtinger vector-Jacobian product (``Re<v, J u> ==
+        Re<vjp, u>`` for every ``u``).
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> out, g = F.vjp(lambda x: (x ** 2).sum(axis=1), np.ones((2, 3)), np.array([1.0, 2.0]))
+    >>> g
+    tensor([[2., 2., 2.],
+            [4., 4., 4.]])
+    """
+    with da.enable_grad():
+        in_tuple, xs = as_tuple(inputs, "inputs", "vjp")
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
+        out_tuple, outs = as_tuple(func(*xs), _OUT, "vjp", allow_arrays=False)
+        if strict:
+            check_outputs_differentiable(outs)
+        if v is not None:
+            _, vs = as_tuple(v, "v", "vjp")
+            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
+            validate_v(vs, outs, out_tuple)
+        else:
+            if len(outs) != 1 or numel(outs[0]) != 1:
+                raise RuntimeError(
+                    "v may be None only if the user-provided function returns a single Tensor "
+                    "with a single element."
+                )
+            vs = (ones_like(outs[0]),)
+    with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+        sel = [(o, c) for o, c in zip(outs, vs, strict=True) if o.requires_grad]
+        if sel:
+            g = da.grad(
+                [o for o, _ in sel], list(xs), [c for _, c in sel],
+                create_graph=create_graph, allow_unused=True,
+            )
+        else:
+            g = (None,) * len(xs)
+        res = []
+        for j, gj in enumerate(g):
+            if gj is None:
+                if strict:
+                    raise RuntimeError(
+                        "All the outputs of the user-provided function are independent of "
+                        f"input {j}. strict=True does not allow this (strict=False gives zeros)."
+                    )
+                gj = zeros_like(xs[j])
+            elif strict and create_graph and not gj.requires_grad:
+                raise err_constant_jacobian(0, j, "vector-Jacobian product")
+            res.append(gj)
+    outs_r = grad_postprocess(tuple(outs), create_graph)
+    res_r = grad_postprocess(tuple(res), create_graph)
+    return untuple(outs_r, out_tuple), untuple(res_r, in_tuple)
+
+
+def jvp(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    v: TensorOrTuple | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """Jacobian-vector product ``J v`` of ``func`` at ``inputs``, by forward mode.
+
+    One forward pass on dual numbers (``make_dual(x, v)``): no backward pass
+    and no double-backward trick.
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor or a tuple of Tensors.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    v : Tensor, ndarray, or tuple of them, optional
+        Tangent, shaped like ``inputs``. May be omitted only when ``inputs`` is a
+        single Tensor with one element (``v = 1``).
+    create_graph : bool, default False
+        Record the computation (the tangent ops are ordinary ops) so that both
+        results can be differentiated again by reverse mode w.r.t. the inputs.
+    strict : bool, default False
+        Raise ``RuntimeError`` if some output does not depend on the inputs
+        (its tangent is structurally zero) instead of returning zeros.
+
+    Returns
+    -------
+    (func_output, jvp)
+        ``jvp`` has the nesting and shapes of the outputs. For complex inputs it
+        is the R-linear differential applied to ``v``.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> out, t = F.jvp(lambda x: x ** 3, np.array([1.0, 2.0]), np.array([1.0, 0.5]))
+    >>> t
+    tensor([3., 6.])
+    """
+    ctx = da.enable_grad() if create_graph else _Null()
+    with ctx:
+        in_tuple, xs = as_tuple(inputs, "inputs", "jvp")
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph)
+        if v is not None:
+            _, vs = as_tuple(v, "v", "jvp")
+            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
+            validate_v(vs, xs, in_tuple)
+        else:
+            if len(xs) != 1 or numel(xs[0]) != 1:
+                raise RuntimeError(
+                    "v may be None only if the input to the user-provided function is a single "
+                    "Tensor with a single element."
+                )
+            vs = (ones_like(xs[0]),)
+        with da.dual_level():
+            duals = [da.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
+            out_tuple, outs = as_tuple(func(*duals), _OUT, "jvp", allow_arrays=False)
+            tans = [tangent_or_none(o) for o in outs]
+            prims = [primal_of(o) for o in outs]
+        res = []
+        for i, (p, t) in enumerate(zip(prims, tans, strict=True)):
+            if t is None:
+                if strict:
+                    raise RuntimeError(
+                        f"Output {i} of the user-provided function does not depend on the inputs "
+                        "(its tangent is zero by construction). strict=True does not allow this."
+                    )
+                t = zeros_like(p)
+            elif strict and create_graph and not t.requires_grad:
+                raise err_constant_jacobian(i, 0, "Jacobian-vector product")
+            res.append(t)
+    outs_r = grad_postprocess(tuple(prims), create_graph)
+    res_r = grad_postprocess(tuple(res), create_graph)
+    return untuple(outs_r, out_tuple), untuple(res_r, out_tuple)
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# jacobian / hessian
+# ---------------------------------------------------------------------------
+
+
+def jacobian(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+    *,
+    chunk_size: int | None = None,
+) -> Any:
+    """Jacobian of ``func`` at ``inputs``.
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor or a tuple of Tensors.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    create_graph : bool, default False
+        Record the computation so that the Jacobian can be differentiated again
+        (with either strategy).
+    strict : bool, default False
+        Raise ``RuntimeError`` if an output is not differentiable or does not
+        depend on some input, instead of returning zeros.
+    vectorize : bool, default False
+        Compute all rows (``"reverse-mode"``: one backward pass with batched
+        cotangents) or all columns (``"forward-mode"``: one forward pass with
+        batched tangents) at once, instead of one pass per row / column.
+    strategy : {"reverse-mode", "forward-mode"}, default "reverse-mode"
+        Reverse mode costs one pass per output element, forward mode one per
+        input element: prefer forward mode when there are more outputs than inputs.
+    chunk_size : int, optional (keyword-only; dualad extension)
+        With ``vectorize=True``, push at most this many basis vectors per pass
+        to bound memory. ``None`` pushes all at once.
+
+    Returns
+    -------
+    Tensor or nested tuple of Tensors
+        ``J`` of shape ``output.shape + input.shape`` for one input and one
+        output; a tuple over whichever of them is a tuple; ``J[i][j]`` for
+        output ``i`` and input ``j`` when both are. Under the complex convention
+        a forward-mode column is the differential in the direction of a real unit
+        vector, and a reverse-mode row is the conjugate-Wirtinger gradient of the
+        real part of an output element.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> F.jacobian(lambda x: x ** 2, np.array([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    >>> F.jacobian(lambda x, y: x * y, (np.array([1.0, 2.0]), np.array([3.0, 4.0])),
+    ...            vectorize=True, strategy="forward-mode")[1]
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    if strategy not in _STRATEGIES:
+        raise ValueError(
+            f'strategy must be "forward-mode" or "reverse-mode", got {strategy!r}. Forward mode is '
+            "cheaper when the function has more outputs than inputs, reverse mode otherwise."
+        )
+    check_chunk_size(chunk_size)
+    in_tuple, xs0 = as_tuple(inputs, "inputs", "jacobian")
+    if strategy == "forward-mode":
+        info: dict[str, bool] = {}
+
+        def flat(*a: Tensor) -> tuple[Tensor, ...]:
+            t, outs = as_tuple(func(*a), _OUT, "jacobian", allow_arrays=False)
+            info["tuple"] = t
+            return outs
+
+        ctx = da.enable_grad() if create_graph else _Null()
+        with ctx:
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph)
+            _, J = forward_blocks(
+                flat, xs, vectorize=vectorize, chunk_size=chunk_size,
+                create_graph=create_graph, strict=strict,
+            )
+        out_tuple = info.get("tuple", False)
+    else:
+        with da.enable_grad():
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            out_tuple, outs = as_tuple(func(*xs), _OUT, "jacobian", allow_arrays=False)
+            if strict:
+                check_outputs_differentiable(outs)
+        with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+            J = reverse_blocks(
+                outs, xs, vectorize=vectorize, chunk_size=chunk_size,
+                create_graph=create_graph, strict=strict,
+            )
+    Jt = grad_postprocess(tuple(tuple(r) for r in J), create_graph)
+    return untuple(Jt, (out_tuple, in_tuple))
+
+
+def hessian(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+    *,
+    chunk_size: int | None = None,
+) -> Any:
+    """Hessian of a scalar function ``func`` at ``inputs``.
+
+    The inner Jacobian (the gradient) is always reverse mode. The outer one is
+    ``outer_jacobian_strategy``: ``"reverse-mode"`` differentiates the
+    recorded gradient again (reverse-over-reverse), ``"forward-mode"`` runs the
+    whole gradient computation on dual inputs (forward-over-reverse).
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor with one element.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    create_graph : bool, default False
+        Record the computation so that the Hessian can be differentiated again.
+    strict : bool, default False
+        Raise ``RuntimeError`` if the output is not differentiable, does not
+        depend on some input, or has a Hessian block that is structurally zero.
+    vectorize : bool, default False
+        Compute all rows (reverse outer) or columns (forward outer) of the
+        Hessian in one batched pass instead of one pass per row / column.
+    outer_jacobian_strategy : {"reverse-mode", "forward-mode"}, default "reverse-mode"
+        How the outer Jacobian is computed.
+    chunk_size : int, optional (keyword-only; dualad extension)
+        With ``vectorize=True``, at most this many basis vectors per pass.
+
+    Returns
+    -------
+    Tensor or tuple of tuples of Tensors
+        For one input, ``H`` of shape ``input.shape + input.shape``; for a tuple
+        of inputs, ``H[i][j]`` of shape ``inputs[i].shape + inputs[j].shape``.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> F.hessian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), vectorize=True)
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    if outer_jacobian_strategy not in _STRATEGIES:
+        raise ValueError(
+            f'outer_jacobian_strategy must be "forward-mode" or "reverse-mode", got '
+            f"{outer_jacobian_strategy!r}."
+        )
+    check_chunk_size(chunk_size)
+    in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
+    n_in = len(xs0)
+
+    def scalar(*a: Tensor) -> Tensor:
+        out = _single_scalar_output(func(*a), "hessian")
+        if strict and not out.requires_grad:
+            raise err_not_differentiable(0)
+        return out
+
+    def inner_grad(out: Tensor, xs: tuple[Tensor, ...], keep: bool) -> list[Tensor | None]:
+        g = list(da.grad(out.reshape(()), list(xs), create_graph=keep, allow_unused=True))
+        if strict:
+            for j, gj in enumerate(g):
+                if gj is None:
+                    raise err_independent(0, j)
+        return g
+
+    if outer_jacobian_strategy == "reverse-mode":
+        with da.enable_grad():
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            out = scalar(*xs)
+            g = inner_grad(out, xs, keep=True)
+            if strict:
+                for j, gj in enumerate(g):
+                    if gj is not None and not gj.requires_grad:
+                        raise err_linear_gradient(j)
+            gs = [gj if gj is not None else zeros_like(xs[j]) for j, gj in enumerate(g)]
+        with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+            H = reverse_blocks(
+                gs, xs, vectorize=vectorize, chunk_size=chunk_size,
+                create_graph=create_graph, strict=strict, what="Hessian",
+            )
+    else:
+
+        def grad_fn(*a: Tensor) -> tuple[Tensor, ...]:
+            out = scalar(*a)
+            g = inner_grad(out, a, keep=create_graph)
+            # zeros carry no tangent: the corresponding Hessian rows are zero
+            return tuple(gj if gj is not None else zeros_like(a[j]) for j, gj in enumerate(g))
+
+        with da.enable_grad():
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            _, H = forward_blocks(
+                grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
+                create_graph=create_graph, strict=strict, what="Hessian",
+            )
+    Ht = grad_postprocess(tuple(tuple(r) for r in H[:n_in]), create_graph)
+    return untuple(Ht, (in_tuple, in_tuple))
+
+
+# ---------------------------------------------------------------------------
+# hvp / vhp
+# ---------------------------------------------------------------------------
+
+
+def _hvp_impl(
+    fn_name: str,
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    v: TensorOrTuple | None,
+    create_graph: bool,
+    strict: bool,
+) -> tuple[Any, Any]:
+    """Forward-over-reverse: ``grad`` of ``func`` on dual inputs ``(x, v)`` has tangent ``H v``."""
+    with da.enable_grad():
+        in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
+        if v is not None:
+            _, vs = as_tuple(v, "v", fn_name)
+            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
+            validate_v(vs, xs, in_tuple)
+        else:
+            if len(xs) != 1 or numel(xs[0]) != 1:
+                raise RuntimeError(
+                    "v may be None only if the input to the user-provided function is a single "
+                    "Tensor with a single element."
+                )
+            vs = (ones_like(xs[0]),)
+        with da.dual_level():
+            duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
+            out = _single_scalar_output(func(*duals), fn_name)
+            if strict and not out.requires_grad:
+                raise err_not_differentiable(0)
+            g = da.grad(out.reshape(()), list(duals), create_graph=create_graph, allow_unused=True)
+            res = []
+            for j, gj in enumerate(g):
+                t = None if gj is None else tangent_or_none(gj)
+                if strict:
+                    if gj is None:
+                        raise err_independent(0, j)
+                    if t is None:
+                        raise err_linear_gradient(j)
+                    if create_graph and not t.requires_grad:
+                        raise err_constant_jacobian(0, j, "Hessian-vector product")
+                res.append(t if t is not None else zeros_like(xs[j]))
+            out_p = primal_of(out)
+    out_r = grad_postprocess(out_p, create_graph)
+    res_r = grad_postprocess(tuple(res), create_graph)
+    return out_r, untuple(res_r, in_tuple)
+
+
+def hvp(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    v: TensorOrTuple | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """Hessian-vector product ``H v`` of a scalar function, forward-over-reverse.
+
+    ``func`` runs once on dual inputs ``make_dual(x, v)``; its gradient
+    (one backward pass) comes back dual and its tangent is ``H v``. Cost: about
+    three times one evaluation of ``func``, with no double backward.
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor with one element.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    v : Tensor, ndarray, or tuple of them, optional
+        Shaped like ``inputs``; may be omitted only for a single one-element input.
+    create_graph : bool, default False
+        Record the computation so that both results can be differentiated again.
+    strict : bool, default False
+        Raise ``RuntimeError`` when the output is not differentiable, does not
+        depend on an input, or its gradient w.r.t. an input is constant.
+
+    Returns
+    -------
+    (func_output, hvp)
+        ``hvp`` has the nesting and shapes of ``inputs``.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> F.hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.array([1.0, 1.0]))[1]
+    tensor([ 6., 12.])
+    """
+    return _hvp_impl("hvp", func, inputs, v, create_graph, strict)
+
+
+def vhp(
+    func: Callable[..., Any],
+    inputs: TensorOrTuple,
+    v: TensorOrTuple | None = None,
+    create_graph: bool = False,
+    strict: bool = False,
+) -> tuple[Any, Any]:
+    """Vector-Hessian product ``v^T H`` of a scalar function.
+
+    The Hessian of a twice continuously differentiable real function is
+    symmetric (self-adjoint for the real inner product, also for complex
+    inputs), so ``v^T H == H v``; dualad computes it the cheaper way,
+    forward-over-reverse (one forward and one backward pass), rather than
+    reverse-over-reverse (a backward pass that records itself, then a second one).
+
+    Parameters
+    ----------
+    func : callable
+        Takes Tensors (as many as ``inputs``) and returns a Tensor with one element.
+    inputs : Tensor, ndarray, or tuple of them
+        The point at which ``func`` is differentiated.
+    v : Tensor, ndarray, or tuple of them, optional
+        Shaped like ``inputs``; may be omitted only for a single one-element input.
+    create_graph : bool, default False
+        Record the computation so that both results can be differentiated again.
+    strict : bool, default False
+        As for :func:`hvp`.
+
+    Returns
+    -------
+    (func_output, vhp)
+        ``vhp`` has the nesting and shapes of ``inputs``.
+
+    Examples
+    --------
+    >>> import numpy as np, dualad.functional as F
+    >>> F.vhp(lambda x: (x[0] * x[1]) ** 2, np.array([1.0, 2.0]), np.array([1.0, 0.0]))[1]
+    tensor([8., 8.])
+    """
+    return _hvp_impl("vhp", func, inputs, v, create_graph, strict)

@@ -1,0 +1,295 @@
+"""Shared helpers of the functional API: argument handling, standard bases, pytrees.
+
+Nothing here is public. The helpers keep the torch-style functions
+(:mod:`dualad.functional._autograd`) and the JAX-style transforms
+(:mod:`dualad.functional._transforms`) consistent with each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import dualad as da
+
+Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
+
+# ---------------------------------------------------------------------------
+# Inputs and outputs given as "a Tensor or a tuple of Tensors"
+# ---------------------------------------------------------------------------
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, da.Tensor)
+
+
+def as_tuple(
+    value: Any, arg_name: str, fn_name: str, *, allow_arrays: bool = True
+) -> tuple[bool, tuple[Tensor, ...]]:
+    """Return ``(was_tuple, tuple_of_tensors)``.
+
+    ``allow_arrays`` lets NumPy arrays (and NumPy scalars) stand for Tensors,
+    which is what a NumPy user passes as *inputs*; a function's *outputs* must
+    be Tensors, because an ndarray output has lost its derivatives.
+    """
+    was_tuple = isinstance(value, tuple)
+    items = value if was_tuple else (value,)
+    out = []
+    for i, el in enumerate(items):
+        if is_tensor(el):
+            out.append(el)
+        elif allow_arrays and isinstance(el, (np.ndarray, np.generic)):
+            # Shares memory with the caller's array: nothing below writes to it.
+            out.append(da.as_tensor(np.asarray(el)))
+        else:
+            kinds = "a Tensor / ndarray" if allow_arrays else "a Tensor"
+            where = f"the element at index {i}" if was_tuple else f"the given {arg_name}"
+            raise TypeError(
+                f"{fn_name}: {arg_name} must be {kinds} or a tuple of them, but {where} "
+                f"has type {type(el).__name__}."
+            )
+    return was_tuple, tuple(out)
+
+
+def untuple(res: Any, keep: bool | tuple[bool, bool]) -> Any:
+    """Undo :func:`as_tuple` on a result (one level, or two for ``(outer, inner)``)."""
+    if isinstance(keep, tuple):
+        outer, inner = keep
+        if not inner:
+            res = tuple(r[0] for r in res)
+        if not outer:
+            res = res[0]
+        return res
+    return res if keep else res[0]
+
+
+def alias(t: Tensor) -> Tensor:
+    """A new Tensor object that is a differentiable alias of ``t``.
+
+    A fresh object lets ``grad`` tell the inputs we were given apart from the
+    same Tensors captured by ``func`` through a closure (torch does the same).
+    """
+    view_as = getattr(t, "view_as", None)
+    if view_as is not None:
+        return view_as(t)
+    return t.reshape(t.shape)
+
+
+def grad_preprocess(
+    inputs: Sequence[Tensor], create_graph: bool, need_graph: bool
+) -> tuple[Tensor, ...]:
+    """Fresh input Tensors for one functional call.
+
+    With ``create_graph`` an input that already requires grad stays connected
+    to its history (so the result can be differentiated again w.r.t. it);
+    otherwise it is detached and made a leaf that requires grad iff
+    ``need_graph``.
+    """
+    res = []
+    for t in inputs:
+        if create_graph and t.requires_grad:
+            res.append(alias(t))
+        else:
+            d = t.detach()
+            if need_graph:
+                d.requires_grad_(True)
+            res.append(d)
+    return tuple(res)
+
+
+def grad_postprocess(values: Any, create_graph: bool) -> Any:
+    """Detach results (recursively through tuples) unless a graph was requested."""
+    if create_graph:
+        return values
+    if isinstance(values, tuple):
+        return tuple(grad_postprocess(v, False) for v in values)
+    return values.detach() if is_tensor(values) else values
+
+
+def validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], other_is_tuple: bool) -> None:
+    if len(v) != len(other):
+        if other_is_tuple:
+            raise RuntimeError(f"v must be a tuple of {len(other)} Tensors, but it has {len(v)}.")
+        raise RuntimeError("v must be a single Tensor here (the other side is a single Tensor).")
+    for i, (a, b) in enumerate(zip(v, other, strict=True)):
+        if tuple(a.shape) != tuple(b.shape):
+            where = f"Entry {i} of v" if other_is_tuple else "v"
+            raise RuntimeError(
+                f"{where} has shape {tuple(a.shape)}, but shape {tuple(b.shape)} was expected."
+            )
+
+
+def numel(t: Tensor) -> int:
+    return int(t.size)
+
+
+def zeros_like(t: Tensor, lead: tuple[int, ...] = ()) -> Tensor:
+    return da.as_tensor(np.zeros(lead + tuple(t.shape), dtype=t.dtype))
+
+
+def ones_like(t: Tensor) -> Tensor:
+    return da.as_tensor(np.ones(tuple(t.shape), dtype=t.dtype))
+
+
+# ---------------------------------------------------------------------------
+# Standard bases, split across several tensors and cut into chunks
+# ---------------------------------------------------------------------------
+
+
+def basis_rows(
+    shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
+) -> list[np.ndarray | None]:
+    """Rows ``start:stop`` of the N x N identity, N = total size, split per tensor.
+
+    Block ``k`` has shape ``(stop - start,) + shapes[k]``; it is ``None`` when it
+    holds no 1 (that tensor gets no tangent / cotangent in this chunk, which
+    keeps it symbolically zero instead of pushing a block of zeros).
+    """
+    b = stop - start
+    out: list[np.ndarray | None] = []
+    offset = 0
+    for shape, dtype in zip(shapes, dtypes, strict=True):
+        n = int(np.prod(shape, dtype=np.int64))
+        lo, hi = max(start, offset), min(stop, offset + n)
+        if lo >= hi:
+            out.append(None)
+        else:
+            blk = np.zeros((b, n), dtype=dtype)
+            r = np.arange(lo, hi)
+            blk[r - start, r - offset] = 1
+            out.append(blk.reshape((b,) + tuple(shape)))
+        offset += n
+    return out
+
+
+def chunks(n: int, chunk_size: int | None) -> list[tuple[int, int]]:
+    """Split ``range(n)`` into consecutive ``(start, stop)`` pieces of ``chunk_size``."""
+    if chunk_size is None or chunk_size >= n:
+        return [(0, n)] if n else []
+    return [(s, min(s + chunk_size, n)) for s in range(0, n, int(chunk_size))]
+
+
+def check_chunk_size(chunk_size: Any) -> None:
+    if chunk_size is None:
+        return
+    ok = isinstance(chunk_size, (int, np.integer)) and not isinstance(chunk_size, bool)
+    if not ok or chunk_size < 1:
+        raise ValueError(f"chunk_size must be None or a positive int, got {chunk_size!r}.")
+
+
+# ---------------------------------------------------------------------------
+# Dual levels
+# ---------------------------------------------------------------------------
+
+
+def batched_level_live() -> bool:
+    """True while a batched dual level is live (only one may be, at a time)."""
+    try:
+        from dualad import _dispatch
+    except ImportError:  # pragma: no cover - the core always has it
+        return False
+    return bool(getattr(_dispatch, "batched", ()))
+
+
+def is_dual(t: Tensor) -> bool:
+    """True if ``t`` carries a tangent at some live dual level."""
+    try:
+        from dualad import _dispatch
+    except ImportError:  # pragma: no cover
+        return da.unpack_dual(t).tangent is not None
+    lv = getattr(t, "_level", 0)
+    return bool(lv) and lv in _dispatch.live
+
+
+def tangent_or_none(t: Tensor) -> Tensor | None:
+    return da.unpack_dual(t).tangent
+
+
+def primal_of(t: Tensor) -> Tensor:
+    return da.unpack_dual(t).primal
+
+
+# ---------------------------------------------------------------------------
+# Minimal pytrees (tuple, list, dict, namedtuple) for the JAX-style transforms
+# ---------------------------------------------------------------------------
+
+
+class TreeDef:
+    """How to rebuild a container from its flat list of leaves."""
+
+    __slots__ = ("kind", "meta", "children")
+
+    def __init__(self, kind: str, meta: Any, children: list[TreeDef]) -> None:
+        self.kind = kind
+        self.meta = meta
+        self.children = children
+
+    @property
+    def num_leaves(self) -> int:
+        if self.kind == "leaf":
+            return 1
+        return sum(c.num_leaves for c in self.children)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, TreeDef)
+            and self.kind == other.kind
+            and self.meta == other.meta
+            and self.children == other.children
+        )
+
+    def __hash__(self) -> int:  # pragma: no cover - not used as a key
+        return hash((self.kind, len(self.children)))
+
+    def __repr__(self) -> str:
+        if self.kind == "leaf":
+            return "*"
+        return f"{self.kind}({', '.join(map(repr, self.children))})"
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], TreeDef]:
+    leaves: list[Any] = []
+
+    def rec(x: Any) -> TreeDef:
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            return TreeDef("namedtuple", type(x), [rec(c) for c in x])
+        if isinstance(x, tuple):
+            return TreeDef("tuple", None, [rec(c) for c in x])
+        if isinstance(x, list):
+            return TreeDef("list", None, [rec(c) for c in x])
+        if isinstance(x, dict):
+            keys = sorted(x) if all(isinstance(k, str) for k in x) else list(x)
+            return TreeDef("dict", tuple(keys), [rec(x[k]) for k in keys])
+        if x is None:
+            return TreeDef("none", None, [])
+        leaves.append(x)
+        return TreeDef("leaf", None, [])
+
+    return leaves, rec(tree)
+
+
+def tree_unflatten(treedef: TreeDef, leaves: Sequence[Any]) -> Any:
+    it = iter(leaves)
+
+    def rec(d: TreeDef) -> Any:
+        if d.kind == "leaf":
+            return next(it)
+        if d.kind == "none":
+            return None
+        kids = [rec(c) for c in d.children]
+        if d.kind == "tuple":
+            return tuple(kids)
+        if d.kind == "namedtuple":
+            return d.meta(*kids)
+        if d.kind == "list":
+            return kids
+        return dict(zip(d.meta, kids, strict=True))
+
+    return rec(treedef)
+
+
+def tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, d = tree_flatten(tree)
+    return tree_unflatten(d, [fn(x) for x in leaves])

@@ -1,0 +1,143 @@
+"""Grad modes: thread-local switches for reverse-mode recording.
+
+As in torch, they stop the *recording* of reverse-mode graphs only; forward-mode
+tangents keep flowing (``detach()`` is what drops both).
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.grad = True
+        self.inference = False
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Return True if reverse-mode recording is on in this thread."""
+    return state.grad
+
+
+def is_inference_mode_enabled() -> bool:
+    """Return True if inference mode is on in this thread."""
+    return state.inference
+
+
+class _Mode:
+    """A context manager that is also a decorator (torch's ``_DecoratorContextManager``)."""
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    def clone(self) -> _Mode:
+        return self.__class__()
+
+
+class no_grad(_Mode):
+    """Disable reverse-mode recording in this block or function.
+
+    Examples
+    --------
+    >>> x = dualad.ones(3, requires_grad=True)
+    >>> with dualad.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
+
+    def __enter__(self) -> None:
+        self.prev = state.grad
+        state.grad = False
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad = self.prev
+
+
+class enable_grad(_Mode):
+    """Enable reverse-mode recording inside a ``no_grad`` block.
+
+    Examples
+    --------
+    >>> x = dualad.ones(3, requires_grad=True)
+    >>> with dualad.no_grad():
+    ...     with dualad.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
+
+    def __enter__(self) -> None:
+        self.prev = state.grad
+        state.grad = True
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad = self.prev
+
+
+class set_grad_enabled(_Mode):
+    """Set reverse-mode recording on or off; works as a function, context manager or decorator.
+
+    Examples
+    --------
+    >>> _ = dualad.set_grad_enabled(False)
+    >>> dualad.is_grad_enabled()
+    False
+    >>> _ = dualad.set_grad_enabled(True)
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = state.grad
+        self.mode = bool(mode)
+        state.grad = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad = self.prev
+
+    def clone(self) -> set_grad_enabled:
+        return self.__class__(self.mode)
+
+
+class inference_mode(_Mode):
+    """Like ``no_grad``, and tensors made inside can never be recorded later.
+
+    Examples
+    --------
+    >>> x = dualad.ones(3, requires_grad=True)
+    >>> with dualad.inference_mode():
+    ...     y = x * 2
+    >>> y.is_inference()
+    True
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        self.prev = (state.grad, state.inference)
+        if self.mode:
+            state.grad, state.inference = False, True
+        else:
+            state.inference = False
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad, state.inference = self.prev
+
+    def clone(self) -> inference_mode:
+        return self.__class__(self.mode)

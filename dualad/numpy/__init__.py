@@ -1,0 +1,23 @@
+"""``dualad.numpy``: NumPy's namespace for the functions dualad can differentiate.
+
+>>> import dualad.numpy as dnp
+>>> dnp.sum(dnp.sin(dualad.tensor([0.0, 1.0])))
+tensor(0.84147098)
+"""
+
+from types import ModuleType as _Module
+
+from ..ops import functions as _F
+
+_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t"}
+for _n, _v in vars(_F).items():
+    if not _n.startswith("_") and _n not in _SKIP and not isinstance(_v, _Module):
+        globals()[_n] = _v
+
+pi = 3.141592653589793
+e = 2.718281828459045
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+__all__ = sorted(n for n in globals() if not n.startswith("_"))

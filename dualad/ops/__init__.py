@@ -1,0 +1,99 @@
+"""NumPy specifics: primitives, the function library, Tensor operators and NumPy interop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._dispatch import apply
+from .._tensor import Tensor, _make
+from . import elementwise as E
+from . import functions as F
+from . import linear as L
+from .functions import zeros_like, zeros_like_tangent
+
+__all__ = ["F", "zeros_like", "zeros_like_tangent"]
+
+_P = E.PRIMS
+E.namespace.update({n: getattr(F, n) for n in E._FUNCS})
+
+
+# -- operators: straight to apply (the hot path) --------------------------------------------
+
+
+def _binary(prim: Any) -> tuple[Any, Any]:
+    def op(self: Tensor, other: Any) -> Any:
+        return apply(prim, self, other)
+
+    def rop(self: Tensor, other: Any) -> Any:
+        return apply(prim, other, self)
+
+    return op, rop
+
+
+for _name, _pname in [
+    ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+    ("pow", "power"), ("floordiv", "floor_divide"), ("eq", "equal"), ("ne", "not_equal"),
+    ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+    ("and", "logical_and"), ("or", "logical_or"), ("xor", "logical_xor"),
+]:
+    _op, _rop = _binary(_P[_pname])
+    setattr(Tensor, f"__{_name}__", _op)
+    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(Tensor, f"__r{_name}__", _rop)
+
+Tensor.__neg__ = lambda self: apply(_P["negative"], self)  # type: ignore[method-assign]
+Tensor.__pos__ = lambda self: apply(_P["positive"], self)  # type: ignore[method-assign]
+Tensor.__abs__ = lambda self: apply(_P["abs"], self)  # type: ignore[method-assign]
+Tensor.__invert__ = lambda self: apply(_P["logical_not"], self)  # type: ignore[method-assign]
+Tensor.__matmul__ = lambda self, o: F.matmul(self, o)  # type: ignore[method-assign]
+Tensor.__rmatmul__ = lambda self, o: F.matmul(o, self)  # type: ignore[method-assign]
+Tensor.__getitem__ = lambda self, key: F.getitem(self, key)  # type: ignore[method-assign]
+Tensor.__mod__ = lambda self, o: apply(_P["remainder"], self, o)  # type: ignore[method-assign]
+
+
+# -- array methods ------------------------------------------------------------------------------
+
+
+def _method(fn: Any) -> Any:
+    def m(self: Tensor, *args: Any, **kw: Any) -> Any:
+        return fn(self, *args, **kw)
+
+    m.__name__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+for _name in [
+    "sum", "mean", "prod", "var", "std", "cumsum", "cumprod", "ptp", "trace", "diagonal",
+    "ravel", "swapaxes", "squeeze", "clip", "round", "dot", "argmax", "argmin", "argsort",
+    "nonzero", "all", "any", "repeat", "take", "conj", "conjugate", "astype",
+]:
+    setattr(Tensor, _name, _method(getattr(F, _name)))
+Tensor.max = _method(F.amax)  # type: ignore[attr-defined]
+Tensor.min = _method(F.amin)  # type: ignore[attr-defined]
+Tensor.flatten = lambda self: F.reshape(F.asarray_t(F.positive(self)), (self.size,))  # type: ignore
+Tensor.copy = lambda self: apply(_P["positive"], self)  # type: ignore[attr-defined]
+
+
+def _reshape(self: Tensor, *shape: Any, order: str = "C") -> Any:
+    """Tensor.reshape(*shape) or reshape(shape), as ``numpy.ndarray.reshape``."""
+    return F.reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _transpose(self: Tensor, *axes: Any) -> Any:
+    """Tensor.transpose(*axes) or transpose(axes), as ``numpy.ndarray.transpose``."""
+    if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):
+        axes = axes[0]
+    return F.transpose(self, axes or None)
+
+
+Tensor.reshape = _reshape  # type: ignore[attr-defined]
+Tensor.transpose = _transpose  # type: ignore[attr-defined]
+Tensor.T = property(lambda self: F.transpose(self))  # type: ignore[attr-defined]
+Tensor.mT = property(lambda self: F.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
+Tensor.real = property(lambda self: F.real(self))  # type: ignore[attr-defined]
+Tensor.imag = property(lambda self: F.imag(self))  # type: ignore[attr-defined]
+_ = L
+_ = _make

@@ -1,0 +1,112 @@
+"""Shared helpers for primitive definitions: batching, abstract shapes, arguments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._backend import namespace
+from .._tensor import Tensor
+
+
+def xp_of(*arrays: Any) -> Any:
+    return namespace(*arrays)
+
+
+def shape_of(a: Any) -> tuple[int, ...]:
+    return a.shape if isinstance(a, Tensor) else np.shape(a)
+
+
+def dtype_of(a: Any) -> Any:
+    """A dtype, or the Python scalar itself (NumPy 2 treats those as weak)."""
+    if isinstance(a, Tensor):
+        return a._data.dtype
+    if isinstance(a, (bool, int, float, complex)):
+        return a
+    return np.asarray(a).dtype
+
+
+def is_complex(a: Any) -> bool:
+    if isinstance(a, Tensor):
+        return a._data.dtype.kind == "c"
+    return isinstance(a, complex) or np.asarray(a).dtype.kind == "c"
+
+
+def norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """Axis argument to a sorted tuple of non-negative ints (None means all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise np.exceptions.AxisError(a, ndim)
+        out.append(a % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"duplicate value in 'axis': {axis}")
+    return tuple(sorted(out))
+
+
+def norm_axis(axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+# -- batching: tangents with ``nb`` leading batch axes ------------------------------------
+
+
+def align(a: Any, nb: int, nd: int) -> Any:
+    """Insert axes after the batch axes so ``a`` has logical rank ``nd``."""
+    k = np.ndim(a) - nb
+    if nb and k < nd:
+        return a.reshape(a.shape[:nb] + (1,) * (nd - k) + a.shape[nb:])
+    return a
+
+
+def elementwise_batch(impl: Any) -> Any:
+    """Batching rule of an elementwise op: align logical axes, broadcast the batch."""
+
+    def batch(arrays: list[Any], nbs: list[int], **params: Any) -> tuple[Any, int]:
+        nd = max(np.ndim(a) - n for a, n in zip(arrays, nbs, strict=True))
+        return impl(*[align(a, n, nd) for a, n in zip(arrays, nbs, strict=True)], **params), max(
+            nbs
+        )
+
+    return batch
+
+
+def elementwise_aval(args: Any, **params: Any) -> tuple[tuple[int, ...], Any]:
+    shape = np.broadcast_shapes(*[shape_of(a) for a in args])
+    return shape, np.result_type(*[dtype_of(a) for a in args])
+
+
+def same_aval(args: Any, **params: Any) -> tuple[tuple[int, ...], Any]:
+    return args[0].shape, args[0].dtype
+
+
+def proxy(a: Any) -> Any:
+    """A zero-strided stand-in with ``a``'s shape and dtype (costs no memory)."""
+    if isinstance(a, Tensor):
+        return np.broadcast_to(np.zeros((), a._data.dtype), a.shape)
+    return a
+
+
+def proxy_aval(impl: Any) -> Any:
+    """Abstract evaluation by running ``impl`` on zero-strided proxies (views only)."""
+
+    def aval(args: Any, **params: Any) -> tuple[tuple[int, ...], Any]:
+        r = impl(*[proxy(a) for a in args], **params)
+        return np.shape(r), np.asarray(r).dtype if np.isscalar(r) else r.dtype
+
+    return aval
+
+
+def move_batch_last(a: Any, nb: int) -> Any:
+    return np.moveaxis(a, tuple(range(nb)), tuple(range(a.ndim - nb, a.ndim))) if nb else a
+
+
+def move_batch_first(a: Any, nb: int) -> Any:
+    return np.moveaxis(a, tuple(range(a.ndim - nb, a.ndim)), tuple(range(nb))) if nb else a

@@ -1,0 +1,325 @@
+"""Elementwise primitives: one table of derivative formulas, from which the rules follow.
+
+Each entry is ``name: (ufunc, formula per argument)``. A formula is an
+expression in the arguments (``x`` for unary functions; ``a, b`` for binary
+ones; ``x, lo, hi`` for clip) and the output ``y``, written with
+``dualad.numpy`` names. ``"0"`` is a zero derivative, ``"1"`` and ``"-1"`` pass
+the tangent on (negated). The JVP is ``sum_i t_i * formula_i``; reverse mode
+transposes it through the linear kernel (multiply, add), so no backward
+formula is ever written. The names a formula uses are exactly what a reverse
+node saves (DESIGN §2.6), and SymPy checks every formula in the tests.
+
+Complex inputs: the formulas are complex derivatives of holomorphic functions,
+so ``t * f'(z)`` is the R-linear differential, and its transpose multiplies by
+``conj(f'(z))`` — the seeds' conjugate Wirtinger convention. The few
+non-holomorphic functions (abs, sign, angle, conj, real, imag) have their own
+R-linear rules below the table.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .._dispatch import Primitive, apply
+from .._tensor import Tensor
+from ._util import elementwise_aval, elementwise_batch
+
+# name: (ufunc, d/dx)   — x is the input, y the output
+UNARY: dict[str, tuple[Any, str]] = {
+    "negative": (np.negative, "-1"),
+    "positive": (np.positive, "1"),
+    "exp": (np.exp, "y"),
+    "exp2": (np.exp2, "y * LN2"),
+    "expm1": (np.expm1, "y + 1"),
+    "log": (np.log, "1 / x"),
+    "log2": (np.log2, "1 / (x * LN2)"),
+    "log10": (np.log10, "1 / (x * LN10)"),
+    "log1p": (np.log1p, "1 / (1 + x)"),
+    "sqrt": (np.sqrt, "0.5 / y"),
+    "cbrt": (np.cbrt, "1 / (3 * y * y)"),
+    "square": (np.square, "2 * x"),
+    "reciprocal": (np.reciprocal, "-(y * y)"),
+    "sin": (np.sin, "cos(x)"),
+    "cos": (np.cos, "-sin(x)"),
+    "tan": (np.tan, "1 + y * y"),
+    "arcsin": (np.arcsin, "1 / sqrt(1 - x * x)"),
+    "arccos": (np.arccos, "-1 / sqrt(1 - x * x)"),
+    "arctan": (np.arctan, "1 / (1 + x * x)"),
+    "sinh": (np.sinh, "cosh(x)"),
+    "cosh": (np.cosh, "sinh(x)"),
+    "tanh": (np.tanh, "1 - y * y"),
+    "arcsinh": (np.arcsinh, "1 / sqrt(x * x + 1)"),
+    "arccosh": (np.arccosh, "1 / (sqrt(x - 1) * sqrt(x + 1))"),
+    "arctanh": (np.arctanh, "1 / (1 - x * x)"),
+    "sinc": (np.sinc, "where(x == 0, 0, (cos(PI * x) - y) / x)"),
+    "deg2rad": (np.deg2rad, "DEG"),
+    "rad2deg": (np.rad2deg, "RAD"),
+    "fabs": (np.fabs, "sign(x)"),
+    "floor": (np.floor, "0"),
+    "ceil": (np.ceil, "0"),
+    "trunc": (np.trunc, "0"),
+    "rint": (np.rint, "0"),
+}
+
+# name: (ufunc, d/da, d/db)
+BINARY: dict[str, tuple[Any, str, str]] = {
+    "add": (np.add, "1", "1"),
+    "subtract": (np.subtract, "1", "-1"),
+    "multiply": (np.multiply, "b", "a"),
+    "divide": (np.divide, "1 / b", "-y / b"),
+    "power": (np.power, "where(b == 0, 0, b * a ** (b - 1))", "where(a == 0, 0, log(a) * y)"),
+    "float_power": (
+        np.float_power, "where(b == 0, 0, b * a ** (b - 1))", "where(a == 0, 0, log(a) * y)"
+    ),
+    "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
+    "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
+    "fmax": (
+        np.fmax,
+        "where(a == b, 0.5, logical_or(a > b, isnan(b)))",
+        "where(a == b, 0.5, logical_or(b > a, isnan(a)))",
+    ),
+    "fmin": (
+        np.fmin,
+        "where(a == b, 0.5, logical_or(a < b, isnan(b)))",
+        "where(a == b, 0.5, logical_or(b < a, isnan(a)))",
+    ),
+    "copysign": (np.copysign, "copysign(1.0, a) * copysign(1.0, b)", "0"),
+    "hypot": (np.hypot, "a / y", "b / y"),
+    "arctan2": (np.arctan2, "b / (a * a + b * b)", "-a / (a * a + b * b)"),
+    "logaddexp": (np.logaddexp, "exp(a - y)", "exp(b - y)"),
+    "logaddexp2": (np.logaddexp2, "exp2(a - y)", "exp2(b - y)"),
+    "remainder": (np.remainder, "1", "-floor(a / b)"),
+    "fmod": (np.fmod, "1", "-trunc(a / b)"),
+}
+
+# name: (function, d/dx, d/dlo, d/dhi)
+TERNARY: dict[str, tuple[Any, str, str, str]] = {
+    "clip": (np.clip, "logical_and(x >= lo, x <= hi)", "x < lo", "x > hi"),
+}
+
+# Primitives linear in which arguments (jointly, or one at a time for products).
+LINEAR: dict[str, tuple[tuple[int, ...], bool]] = {
+    "negative": ((0,), True),
+    "positive": ((0,), True),
+    "add": ((0, 1), True),
+    "subtract": ((0, 1), True),
+    "multiply": ((0, 1), False),
+    "divide": ((0,), True),
+    "deg2rad": ((0,), True),
+    "rad2deg": ((0,), True),
+}
+
+# Results with no derivative at all (booleans, integers, indices).
+NONDIFF: dict[str, Any] = {
+    "equal": np.equal, "not_equal": np.not_equal, "less": np.less,
+    "less_equal": np.less_equal, "greater": np.greater, "greater_equal": np.greater_equal,
+    "isfinite": np.isfinite, "isnan": np.isnan, "isinf": np.isinf, "signbit": np.signbit,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "logical_not": np.logical_not, "floor_divide": np.floor_divide,
+}
+
+ARGS = {1: ("x",), 2: ("a", "b"), 3: ("x", "lo", "hi")}
+CONSTANTS = {
+    "PI": math.pi, "LN2": math.log(2.0), "LN10": math.log(10.0),
+    "DEG": math.pi / 180.0, "RAD": 180.0 / math.pi,
+}
+
+# Formulas are evaluated with dualad.numpy's names, bound once the namespace exists.
+namespace: dict[str, Any] = dict(CONSTANTS)
+
+
+class Ufunc(Primitive):
+    """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
+
+    __slots__ = ("nin", "formulas", "ufunc")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != self.nin:
+            raise TypeError(
+                f"dualad.numpy.{self.name} takes {self.nin} array argument(s) and no keywords "
+                f"(got {len(args)} and {sorted(kwargs)}); out=, where= and dtype= are not "
+                "supported on Tensors — cast with .astype() afterwards"
+            )
+        return apply(self, *args)
+
+
+def compile_formula(src: str, nin: int) -> tuple[Any, tuple[Any, ...]]:
+    """A formula string -> (callable or 0/1/-1, what it reads: input positions and 'out')."""
+    if src in ("0", "1", "-1"):
+        return int(src), ()
+    names = {n.id for n in ast.walk(ast.parse(src, mode="eval")) if isinstance(n, ast.Name)}
+    params = ARGS[nin]
+    unknown = names - set(params) - {"y"} - set(CONSTANTS) - _FUNCS
+    if unknown:
+        raise NameError(f"formula {src!r} uses unknown names {sorted(unknown)}")
+    fn = eval(f"lambda {', '.join(params)}, y: {src}", namespace)  # noqa: S307 - our table
+    reads = tuple(i for i, p in enumerate(params) if p in names) + (("out",) if "y" in names else ())
+    return fn, reads
+
+
+_FUNCS = {
+    "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
+    "logical_or", "logical_and", "sign", "floor", "trunc",
+}
+
+
+def _real_dtype(dt: np.dtype) -> np.dtype:
+    return np.empty((), dt).real.dtype
+
+
+def _coef(c: Any, out: Any) -> Any:
+    """Bring a coefficient to the output's precision (booleans, ints, wider floats)."""
+    if c.__class__ is not Tensor:
+        return c
+    cd, od = c._data.dtype, out._data.dtype
+    if cd is od or cd == od:
+        return c
+    if cd.kind in "biu" or (cd.kind == "f" and cd != _real_dtype(od)) or cd.kind == "c":
+        return apply(astype_prim(), c, dtype=od if (cd.kind == "c" or od.kind != "c")
+                     else _real_dtype(od))
+    return c
+
+
+def astype_prim() -> Primitive:
+    from .linear import astype
+
+    return astype
+
+
+def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
+    """JVP rule ``sum_i t_i * f_i(args, y)`` from per-argument derivative formulas."""
+    from .linear import broadcast_to
+
+    def jvp(primals: Any, tangents: Any, out: Any) -> Any:
+        acc = None
+        for t, f in zip(tangents, fns, strict=True):
+            if t is None or f == 0:
+                continue
+            if f == 1:
+                term = t
+            elif f == -1:
+                term = apply(_negative, t)
+            else:
+                term = apply(_multiply, t, _coef(f(*primals, out), out))
+            acc = term if acc is None else apply(_add, acc, term)
+        if acc is not None and acc.shape != out.shape:
+            acc = apply(broadcast_to, acc, shape=out.shape)
+        return acc
+
+    return jvp
+
+
+def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
+    compiled = [compile_formula(s, len(srcs)) for s in srcs]
+    lin, joint = LINEAR.get(name, ((), True))
+    p = Ufunc(
+        name,
+        fn,
+        formula_jvp([c[0] for c in compiled]),
+        reads=tuple(c[1] for c in compiled),
+        linear=lin,
+        joint=joint,
+        batch=elementwise_batch(fn),
+        aval=elementwise_aval,
+    )
+    p.nin = len(srcs)
+    p.formulas = srcs
+    p.ufunc = fn
+    return p
+
+
+PRIMS: dict[str, Ufunc] = {}
+for _name, (_fn, *_srcs) in {**UNARY, **BINARY, **TERNARY}.items():
+    PRIMS[_name] = _make(_name, _fn, tuple(_srcs))
+
+_negative, _multiply, _add = PRIMS["negative"], PRIMS["multiply"], PRIMS["add"]
+
+
+def _nondiff(name: str, fn: Any) -> Ufunc:
+    p = Ufunc(name, fn, nondiff=True, batch=elementwise_batch(fn), aval=elementwise_aval)
+    p.nin = fn.nin if isinstance(fn, np.ufunc) else 1
+    p.formulas = ()
+    p.ufunc = fn
+    return p
+
+
+for _name, _fn in NONDIFF.items():
+    PRIMS[_name] = _nondiff(_name, _fn)
+
+
+# -- non-holomorphic functions: R-linear rules ------------------------------------------
+
+
+def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    x, t = primals[0], tangents[0]
+    if x._data.dtype.kind != "c":
+        return apply(_multiply, t, apply(PRIMS["sign"], x))
+    # d|z| = Re(conj(z/|z|) dz), zero at z = 0 as in torch
+    sgn = _where(apply(PRIMS["equal"], out, 0), 0, apply(PRIMS["divide"], x, out))
+    return apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], sgn)))
+
+
+def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    x, t = primals[0], tangents[0]
+    if x._data.dtype.kind != "c":
+        return None
+    # d(z/|z|) = (dz - sgn Re(conj(sgn) dz)) / |z|
+    r = apply(PRIMS["abs"], x)
+    inv = _where(apply(PRIMS["equal"], r, 0), 0, apply(PRIMS["reciprocal"], r))
+    along = apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], out)))
+    return apply(_multiply, apply(PRIMS["subtract"], t, apply(_multiply, along, out)), inv)
+
+
+def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    x, t = primals[0], tangents[0]
+    if x._data.dtype.kind != "c":
+        return None
+    # dθ = Im(conj(z) dz) / |z|^2
+    r2 = apply(PRIMS["real"], apply(_multiply, x, apply(PRIMS["conj"], x)))
+    c = _where(apply(PRIMS["equal"], r2, 0), 0, apply(PRIMS["divide"], apply(PRIMS["conj"], x), r2))
+    return apply(PRIMS["imag"], apply(_multiply, t, c))
+
+
+def _where(c: Any, a: Any, b: Any) -> Any:
+    from .linear import where
+
+    return apply(where, c, a, b)
+
+
+def _self_linear(name: str, fn: Any) -> Ufunc:
+    ref: list[Ufunc] = []
+
+    def jvp(primals: Any, tangents: Any, out: Any) -> Any:
+        return apply(ref[0], tangents[0])
+
+    p = Ufunc(name, fn, jvp, linear=(0,), batch=elementwise_batch(fn), aval=_real_imag_aval(name))
+    p.nin, p.formulas, p.ufunc = 1, (), fn
+    ref.append(p)
+    return p
+
+
+def _real_imag_aval(name: str) -> Any:
+    def aval(args: Any) -> Any:
+        (a,) = args
+        dt = a.dtype
+        return a.shape, (_real_dtype(dt) if name in ("real", "imag") else dt)
+
+    return aval
+
+
+def _special(name: str, fn: Any, jvp: Any, reads: Any) -> Ufunc:
+    p = Ufunc(name, fn, jvp, reads=reads, batch=elementwise_batch(fn), aval=elementwise_aval)
+    p.nin, p.formulas, p.ufunc = 1, (), fn
+    return p
+
+
+PRIMS["conj"] = _self_linear("conj", np.conjugate)
+PRIMS["real"] = _self_linear("real", np.real)
+PRIMS["imag"] = _self_linear("imag", np.imag)
+PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
+PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
+PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))

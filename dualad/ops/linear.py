@@ -1,0 +1,411 @@
+"""Structural linear primitives: the trusted kernel besides the elementwise linear ones.
+
+Each has its evaluation, its batching rule (tangents with leading batch axes),
+its abstract evaluation (shape and dtype, so reverse mode can linearize without
+computing values) and its JVP — itself, applied to the tangents. Transpose
+rules live beside the engine, in ``dualad.reverse.transpose``.
+
+Parameters are canonical by the time they reach a primitive (axes are sorted
+non-negative tuples, shapes are explicit), so rules never re-parse user input.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+
+from .._dispatch import Primitive, apply
+from .._tensor import Tensor
+from ._util import (
+    align,
+    move_batch_first,
+    move_batch_last,
+    proxy_aval,
+    shape_of,
+)
+
+
+def _self_jvp(prim_ref: list[Primitive]) -> Any:
+    """JVP of a primitive linear in its first argument alone: apply it to the tangent."""
+
+    def jvp(primals: Any, tangents: Any, out: Any, **params: Any) -> Any:
+        return apply(prim_ref[0], tangents[0], *primals[1:], **params)
+
+    return jvp
+
+
+def _linear1(name: str, impl: Any, batch: Any, aval: Any, view: bool = False) -> Primitive:
+    ref: list[Primitive] = []
+    p = Primitive(name, impl, _self_jvp(ref), linear=(0,), batch=batch, aval=aval, view=view)
+    ref.append(p)
+    return p
+
+
+# -- sum over axes ----------------------------------------------------------------------
+
+
+def _sum_impl(a: Any, *, axis: tuple[int, ...], keepdims: bool) -> Any:
+    return a.sum(axis=axis, keepdims=keepdims)
+
+
+def _sum_batch(arrays: Any, nbs: Any, *, axis: tuple[int, ...], keepdims: bool) -> Any:
+    nb = nbs[0]
+    return _sum_impl(arrays[0], axis=tuple(a + nb for a in axis), keepdims=keepdims), nb
+
+
+def _sum_aval(args: Any, *, axis: tuple[int, ...], keepdims: bool) -> Any:
+    s = args[0].shape
+    shape = tuple(1 if i in axis else d for i, d in enumerate(s) if keepdims or i not in axis)
+    return shape, args[0].dtype
+
+
+reduce_sum = _linear1("sum", _sum_impl, _sum_batch, _sum_aval)
+
+
+# -- reshape, transpose, broadcast_to ------------------------------------------------------
+
+
+def _reshape_impl(a: Any, *, shape: tuple[int, ...]) -> Any:
+    return a.reshape(shape)
+
+
+def _reshape_batch(arrays: Any, nbs: Any, *, shape: tuple[int, ...]) -> Any:
+    a, nb = arrays[0], nbs[0]
+    return a.reshape(a.shape[:nb] + shape), nb
+
+
+reshape = _linear1(
+    "reshape", _reshape_impl, _reshape_batch, lambda args, *, shape: (shape, args[0].dtype), True
+)
+
+
+def _transpose_impl(a: Any, *, axes: tuple[int, ...]) -> Any:
+    return a.transpose(axes)
+
+
+def _transpose_batch(arrays: Any, nbs: Any, *, axes: tuple[int, ...]) -> Any:
+    nb = nbs[0]
+    return arrays[0].transpose(tuple(range(nb)) + tuple(a + nb for a in axes)), nb
+
+
+transpose = _linear1(
+    "transpose",
+    _transpose_impl,
+    _transpose_batch,
+    lambda args, *, axes: (tuple(args[0].shape[a] for a in axes), args[0].dtype),
+    True,
+)
+
+
+def _broadcast_impl(a: Any, *, shape: tuple[int, ...]) -> Any:
+    return np.broadcast_to(a, shape)
+
+
+def _broadcast_batch(arrays: Any, nbs: Any, *, shape: tuple[int, ...]) -> Any:
+    a, nb = arrays[0], nbs[0]
+    a = align(a, nb, len(shape))
+    return np.broadcast_to(a, a.shape[:nb] + shape), nb
+
+
+broadcast_to = _linear1(
+    "broadcast_to",
+    _broadcast_impl,
+    _broadcast_batch,
+    lambda args, *, shape: (shape, args[0].dtype),
+    True,
+)
+
+
+# -- indexing: gather and its transpose, scatter-add -----------------------------------
+
+
+def _getitem_impl(a: Any, *, idx: Any) -> Any:
+    return a[idx.key]
+
+
+def _getitem_batch(arrays: Any, nbs: Any, *, idx: Any) -> Any:
+    # Batch axes go last, where an index that names every logical axis leaves them alone.
+    nb = nbs[0]
+    r = move_batch_last(arrays[0], nb)[idx.key]
+    return move_batch_first(r, nb), nb
+
+
+class Index:
+    """A canonical index: Ellipsis expanded, Tensors turned into arrays, hashable by id.
+
+    ``basic`` is True when the key has no arrays (a view; no repeated elements).
+    """
+
+    __slots__ = ("key", "basic")
+
+    def __init__(self, key: Any, ndim: int) -> None:
+        key = key if isinstance(key, tuple) else (key,)
+        key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
+        key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+        used = sum(
+            (k.ndim if getattr(k, "dtype", None) == np.bool_ else 1)
+            for k in key
+            if k is not None and k is not Ellipsis
+        )
+        if sum(k is Ellipsis for k in key) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            key = key[:i] + (slice(None),) * max(ndim - used, 0) + key[i + 1 :]
+        elif used < ndim:
+            key = key + (slice(None),) * (ndim - used)
+        self.key = key
+        self.basic = all(k is None or isinstance(k, (slice, int, np.integer)) for k in key)
+
+    def __repr__(self) -> str:
+        return f"Index({self.key!r})"
+
+
+getitem = _linear1("getitem", _getitem_impl, _getitem_batch, proxy_aval(_getitem_impl), True)
+
+
+def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
+    z = np.zeros(shape, dtype=a.dtype)
+    if idx.basic:
+        z[idx.key] = a
+    else:
+        np.add.at(z, idx.key, a)
+    return z
+
+
+def _index_add_batch(arrays: Any, nbs: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
+    a, nb = arrays[0], nbs[0]
+    z = np.zeros(a.shape[:nb] + shape, dtype=a.dtype)
+    zl, al = move_batch_last(z, nb), move_batch_last(a, nb)
+    if idx.basic:
+        zl[idx.key] = al
+    else:
+        np.add.at(zl, idx.key, al)
+    return z, nb
+
+
+index_add = _linear1(
+    "index_add",
+    _index_add_impl,
+    _index_add_batch,
+    lambda args, *, idx, shape: (shape, args[0].dtype),
+)
+
+
+# -- concatenate, cumsum, zero padding ----------------------------------------------------
+
+
+def _concat_impl(*arrays: Any, axis: int) -> Any:
+    return np.concatenate(arrays, axis=axis)
+
+
+def _concat_batch(arrays: Any, nbs: Any, *, axis: int) -> Any:
+    nb = max(nbs)
+    bshape = next(a.shape[:n] for a, n in zip(arrays, nbs, strict=True) if n == nb)
+    parts = [a if n == nb else np.broadcast_to(a, bshape + a.shape) for a, n in
+             zip(arrays, nbs, strict=True)]
+    return np.concatenate(parts, axis=axis + nb), nb
+
+
+def _concat_aval(args: Any, *, axis: int) -> Any:
+    s = list(args[0].shape)
+    s[axis] = sum(shape_of(a)[axis] for a in args)
+    return tuple(s), np.result_type(*[a.dtype for a in args])
+
+
+def _concat_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
+    from . import zeros_like
+
+    ts = [zeros_like(p) if t is None else t for p, t in zip(primals, tangents, strict=True)]
+    return apply(concatenate, *ts, axis=axis)
+
+
+concatenate = Primitive(
+    "concatenate", _concat_impl, _concat_jvp, linear=(), batch=_concat_batch, aval=_concat_aval
+)
+concatenate.linear = tuple(range(64))  # every operand, jointly
+
+
+def _cumsum_batch(arrays: Any, nbs: Any, *, axis: int) -> Any:
+    return np.cumsum(arrays[0], axis=axis + nbs[0]), nbs[0]
+
+
+cumsum = _linear1(
+    "cumsum",
+    lambda a, *, axis: np.cumsum(a, axis=axis),
+    _cumsum_batch,
+    lambda args, *, axis: (args[0].shape, args[0].dtype),
+)
+
+
+def _pad_batch(arrays: Any, nbs: Any, *, width: tuple[tuple[int, int], ...]) -> Any:
+    return np.pad(arrays[0], ((0, 0),) * nbs[0] + width), nbs[0]
+
+
+pad_zero = _linear1(
+    "pad",
+    lambda a, *, width: np.pad(a, width),
+    _pad_batch,
+    lambda args, *, width: (
+        tuple(d + lo + hi for d, (lo, hi) in zip(args[0].shape, width, strict=True)),
+        args[0].dtype,
+    ),
+)
+
+
+# -- casts --------------------------------------------------------------------------------
+
+
+def _astype_impl(a: Any, *, dtype: Any) -> Any:
+    if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        a = a.real  # the documented meaning of a complex -> real cast: keep the real part
+    return a.astype(dtype)
+
+
+astype = _linear1(
+    "astype",
+    _astype_impl,
+    lambda arrays, nbs, *, dtype: (_astype_impl(arrays[0], dtype=dtype), nbs[0]),
+    lambda args, *, dtype: (args[0].shape, np.dtype(dtype)),
+)
+
+
+# -- contractions: matmul and einsum (linear in each operand separately) ----------------
+
+
+def _matmul_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    a, b = primals
+    ta, tb = tangents
+    r = None if ta is None else apply(matmul, ta, b)
+    if tb is not None:
+        s = apply(matmul, a, tb)
+        r = s if r is None else r + s
+    return r
+
+
+def _matmul_batch(arrays: Any, nbs: Any) -> Any:
+    (a, b), (na, nbb) = arrays, nbs
+    nb = max(na, nbb)
+    ka, kb = a.ndim - na, b.ndim - nbb
+    if ka == 1 and na:  # batched vector on the left: make it a row
+        a = a[..., None, :]
+    if kb == 1 and nbb:  # batched vector on the right: make it a column
+        b = b[..., :, None]
+    ka2, kb2 = a.ndim - na, b.ndim - nbb
+    nd = max(ka2, kb2)
+    if na:
+        a = align(a, na, nd)
+    if nbb:
+        b = align(b, nbb, nd)
+    r = np.matmul(a, b)
+    if ka == 1 and na:
+        r = r[..., 0, :] if (kb != 1 or nbb) else r
+    if kb == 1 and nbb:
+        r = r[..., 0]
+    if ka == 1 and na and kb == 1 and nbb:
+        r = r[..., 0] if r.ndim > nb else r
+    return r, nb
+
+
+def _matmul_aval(args: Any) -> Any:
+    a, b = (shape_of(x) for x in args)
+    if len(a) == 1 and len(b) == 1:
+        shape: tuple[int, ...] = ()
+    elif len(a) == 1:
+        shape = b[:-2] + b[-1:]
+    elif len(b) == 1:
+        shape = a[:-1]
+    else:
+        shape = np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+    return shape, np.result_type(*[x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype
+                                   for x in args])
+
+
+matmul = Primitive(
+    "matmul",
+    np.matmul,
+    _matmul_jvp,
+    reads=((1,), (0,)),
+    linear=(0, 1),
+    joint=False,
+    batch=_matmul_batch,
+    aval=_matmul_aval,
+)
+
+
+def _einsum_impl(*ops: Any, spec: str) -> Any:
+    return np.einsum(spec, *ops, optimize=len(ops) > 2)
+
+
+def _einsum_batch(arrays: Any, nbs: Any, *, spec: str) -> Any:
+    # One fresh letter for the (single) batch axis, in front of every batched operand.
+    ins, out = spec.split("->")
+    free = next(c for c in string.ascii_letters if c not in spec)
+    terms = [(free * n) + t for t, n in zip(ins.split(","), nbs, strict=True)]
+    spec2 = ",".join(terms) + "->" + free + out
+    return np.einsum(spec2, *arrays, optimize=len(arrays) > 2), 1
+
+
+def _einsum_aval(args: Any, *, spec: str) -> Any:
+    ins, out = spec.split("->")
+    sizes = {}
+    for t, a in zip(ins.split(","), args, strict=True):
+        sizes.update(zip(t, shape_of(a), strict=True))
+    dt = np.result_type(*[x.dtype if isinstance(x, Tensor) else np.asarray(x).dtype for x in args])
+    return tuple(sizes[c] for c in out), dt
+
+
+def _einsum_jvp(primals: Any, tangents: Any, out: Any, *, spec: str) -> Any:
+    r = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            s = apply(einsum, *primals[:i], t, *primals[i + 1 :], spec=spec)
+            r = s if r is None else r + s
+    return r
+
+
+einsum = Primitive(
+    "einsum",
+    _einsum_impl,
+    _einsum_jvp,
+    reads=tuple(range(64)),
+    linear=tuple(range(64)),
+    joint=False,
+    batch=_einsum_batch,
+    aval=_einsum_aval,
+)
+
+
+# -- select (linear in both branches jointly; the condition is a constant) --------------
+
+
+def _where_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    c = primals[0]
+    ta, tb = tangents[1], tangents[2]
+    if ta is None and tb is None:
+        return None
+    r = apply(where, c, 0 if ta is None else ta, 0 if tb is None else tb)
+    return r if r.shape == out.shape else apply(broadcast_to, r, shape=out.shape)
+
+
+where = Primitive(
+    "where",
+    np.where,
+    _where_jvp,
+    reads=(0,),
+    linear=(1, 2),
+    batch=None,
+    aval=None,
+)
+
+
+def _bind_where() -> None:
+    from ._util import elementwise_aval, elementwise_batch
+
+    where.batch = elementwise_batch(np.where)
+    where.aval = elementwise_aval
+
+
+_bind_where()

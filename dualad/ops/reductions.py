@@ -1,0 +1,111 @@
+"""Nonlinear reductions and scans: amax/amin, prod, cumprod.
+
+Their JVPs are sums of tangents weighted by coefficients computed from the
+primals with ordinary (differentiable) ops, so higher derivatives follow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._dispatch import Primitive, apply
+from . import elementwise as E
+from . import linear as L
+from ._util import elementwise_batch
+
+_mul, _div, _eq = E.PRIMS["multiply"], E.PRIMS["divide"], E.PRIMS["equal"]
+
+
+def _extreme_jvp(primals: Any, tangents: Any, out: Any, *, axis: tuple[int, ...],
+                 keepdims: bool) -> Any:
+    # Ties share the tangent evenly (torch's amax/amin convention).
+    x, t = primals[0], tangents[0]
+    yk = out if keepdims else apply(L.reshape, out, shape=_kept(x.shape, axis))
+    mask = apply(_eq, x, yk)
+    count = apply(L.reduce_sum, apply(L.astype, mask, dtype=x.dtype), axis=axis, keepdims=True)
+    w = apply(_div, apply(L.astype, mask, dtype=x.dtype), count)
+    return apply(L.reduce_sum, apply(_mul, t, w), axis=axis, keepdims=keepdims)
+
+
+def _kept(shape: tuple[int, ...], axis: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axis else d for i, d in enumerate(shape))
+
+
+def _reduce(name: str, fn: Any) -> Primitive:
+    def impl(a: Any, *, axis: tuple[int, ...], keepdims: bool) -> Any:
+        return fn(a, axis=axis, keepdims=keepdims)
+
+    return Primitive(name, impl, _extreme_jvp, reads=(0, "out"))
+
+
+amax = _reduce("amax", np.amax)
+amin = _reduce("amin", np.amin)
+
+
+def _others_product(x: Any, axis: int) -> Any:
+    """prod_{j != i} x_j along ``axis`` without division (exact at zeros)."""
+    from . import functions as F
+
+    n = x.shape[axis]
+    one = F.ones_like(F.take(x, [0], axis=axis))
+    left = F.cumprod(F.concatenate([one, F.take(x, list(range(n - 1)), axis=axis)], axis), axis)
+    rx = F.flip(x, axis)
+    right = F.cumprod(F.concatenate([one, F.take(rx, list(range(n - 1)), axis=axis)], axis), axis)
+    return left * F.flip(right, axis)
+
+
+def _prod_jvp(primals: Any, tangents: Any, out: Any, *, axis: tuple[int, ...],
+              keepdims: bool) -> Any:
+    from . import functions as F
+
+    x, t = primals[0], tangents[0]
+    if not axis or x.size == 0:
+        return apply(L.reduce_sum, t, axis=axis, keepdims=keepdims) if axis else t
+    # Merge the reduced axes into one trailing axis, weigh, and sum.
+    rest = [i for i in range(x.ndim) if i not in axis]
+    perm = tuple(rest) + axis
+    shp = tuple(x.shape[i] for i in rest) + (-1,)
+    xm = F.reshape(F.transpose(x, perm), shp)
+    tm = F.reshape(F.transpose(t, perm), shp)
+    r = apply(L.reduce_sum, apply(_mul, tm, _others_product(xm, -1)), axis=(len(rest),),
+              keepdims=False)
+    return F.reshape(r, out.shape)
+
+
+prod = Primitive(
+    "prod",
+    lambda a, *, axis, keepdims: np.prod(a, axis=axis, keepdims=keepdims),
+    _prod_jvp,
+    reads=(0,),
+)
+
+
+def _cumprod_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
+    from . import functions as F
+
+    x, t = primals[0], tangents[0]
+    if not np.any(x._data == 0):
+        # dy = y * cumsum(t / x): two passes, valid away from zeros
+        return apply(_mul, out, apply(L.cumsum, apply(_div, t, x), axis=axis))
+    # Exact at zeros: dy_k = sum_{i<=k} t_i prod_{j<=k, j!=i} x_j  (O(n^2) along the axis)
+    n = x.shape[axis]
+    xm, tm = F.moveaxis(x, axis, -1), F.moveaxis(t, axis, -1)
+    eye = np.eye(n, dtype=bool)
+    rows = F.where(eye, 1, F.expand_dims(xm, -2))  # row i: x with x_i replaced by 1
+    m = F.where(np.tril(np.ones((n, n), bool)).T, F.cumprod(rows, -1), 0)  # keep k >= i
+    return F.moveaxis(F.einsum("...i,...ik->...k", tm, m), -1, axis)
+
+
+cumprod = Primitive(
+    "cumprod",
+    lambda a, *, axis: np.cumprod(a, axis=axis),
+    _cumprod_jvp,
+    reads=(0, "out"),
+)
+
+for _p in (amax, amin, prod, cumprod):
+    _p.batch = None
+del _p
+_ = elementwise_batch

@@ -1,0 +1,7 @@
+"""Reverse mode by transposition: the graph, the transpose rules and the engine."""
+
+from . import graph, linearize, transpose  # noqa: F401  (installs the dispatch hooks)
+from .engine import backward, grad
+from .graph import RemovableHandle
+
+__all__ = ["backward", "grad", "RemovableHandle"]

@@ -1,0 +1,341 @@
+"""The engine: ``backward`` and ``grad`` walk the graph in reverse topological order.
+
+Per node, the cotangents of its outputs go through the node's VJP (the
+transpose of its linearized JVP rule) and accumulate at the nodes of its
+inputs. Leaves accumulate into ``.grad``; ``grad()`` captures instead.
+"""
+
+from __future__ import annotations
+
+import heapq
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import _dispatch as D
+from .. import grad_mode as gm
+from .._tensor import Tensor, _make
+from .graph import AccumulateGrad, edge_of
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _with_nb(t: Tensor, nb: int) -> Tensor:
+    from ..forward_ad import _with_nb as w
+
+    return w(t, nb)
+
+
+def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Tensor]:
+    grads = (None,) * len(outputs) if grads is None else _as_tuple(grads)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad_tensors/grad_outputs has {len(grads)} entries, but there are "
+            f"{len(outputs)} outputs; give one per output (None for scalar outputs)"
+        )
+    cts = []
+    for i, (o, g) in enumerate(zip(outputs, grads, strict=True)):
+        if not isinstance(o, Tensor) or not o._rg:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if o.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs; pass a gradient "
+                    f"of shape {o.shape} (output {i} has that shape)"
+                )
+            if o.dtype.kind == "c":
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs; pass a "
+                    "gradient for the complex output"
+                )
+            g = _make(np.ones(o.shape, dtype=o.dtype))
+        elif not isinstance(g, Tensor):
+            g = _make(np.asarray(g, dtype=o.dtype))
+        want = o.shape
+        got = g.shape[1:] if batched else g.shape
+        if got != want:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {o.shape}" + (" (plus a leading batch axis)" if batched else "")
+            )
+        if g.dtype != o.dtype:
+            g = g.astype(o.dtype) if not (g.dtype.kind == "c" and o.dtype.kind != "c") else \
+                g.real.astype(o.dtype)
+        cts.append(_with_nb(g, 1) if batched else g)
+    return cts
+
+
+def _collect(roots: list[Any]) -> tuple[dict[Any, int], list[Any]]:
+    """Dependency counts of every node reachable from the roots."""
+    deps: dict[Any, int] = {}
+    seen = set()
+    stack = [n for n, _ in roots]
+    order = []
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        order.append(n)
+        for e in n.edges:
+            if e is not None:
+                deps[e[0]] = deps.get(e[0], 0) + 1
+                stack.append(e[0])
+    return deps, order
+
+
+def _needed(order: list[Any], targets: set[int]) -> set[int]:
+    """Nodes from which some target is reachable (only those run)."""
+    need: set[int] = set()
+    # ``order`` is a DFS preorder; iterate to a fixed point (graphs are small per call)
+    changed = True
+    while changed:
+        changed = False
+        for n in order:
+            if id(n) in need:
+                continue
+            if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
+                need.add(id(n))
+                changed = True
+    return need
+
+
+def run(
+    outputs: tuple[Tensor, ...],
+    cts: list[Tensor],
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: tuple[Tensor, ...] | None,
+    capture: bool,
+) -> list[Any]:
+    roots = [edge_of(o) for o in outputs]
+    deps, order = _collect(roots)
+    captures: dict[tuple[int, int], int] = {}
+    if inputs is not None:
+        for k, t in enumerate(inputs):
+            if not isinstance(t, Tensor) or not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            node, nr = edge_of(t)
+            captures[(id(node), nr)] = k
+        targets = {key[0] for key in captures}
+        need = _needed(order, targets)
+    else:
+        need = {id(n) for n in order}
+    got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+
+    buf: dict[int, list[Any]] = {}
+    for (n, nr), c in zip(roots, cts, strict=True):
+        _add_to(buf, n, nr, c)
+    heap = [(-n.seq, id(n), n) for n in {id(n): n for n, _ in roots}.values() if deps.get(n, 0) == 0]
+    heapq.heapify(heap)
+    mode = gm.enable_grad() if create_graph else gm.no_grad()
+    with mode:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buf.pop(id(node), None)
+            if grads is not None and id(node) in need:
+                _run_node(node, grads, need, captures, got, capture, create_graph, buf)
+            if not retain_graph and not isinstance(node, AccumulateGrad):
+                node.release()
+            for e in getattr(node, "edges", ()):
+                if e is None:
+                    continue
+                deps[e[0]] -= 1
+                if deps[e[0]] == 0:
+                    heapq.heappush(heap, (-e[0].seq, id(e[0]), e[0]))
+    return got
+
+
+def _add_to(buf: dict[int, list[Any]], node: Any, nr: int, c: Any) -> None:
+    slot = buf.get(id(node))
+    if slot is None:
+        n_out = len(node.out_avals) if hasattr(node, "out_avals") else 1
+        slot = buf[id(node)] = [None] * n_out
+    slot[nr] = c if slot[nr] is None else slot[nr] + c
+
+
+def _run_node(node: Any, grads: list[Any], need: set[int], captures: dict[Any, int],
+              got: list[Any], capture: bool, create_graph: bool, buf: Any) -> None:
+    for nr, hooks in node.tensor_pre_hooks.items():
+        for fn in list(hooks.values()):
+            if grads[nr] is not None:
+                r = fn(grads[nr])
+                if r is not None:
+                    grads[nr] = r
+    for nr, ref in node.retain.items():
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            g = grads[nr] if create_graph else grads[nr].detach()
+            m = t._meta_()
+            m.grad = g if m.grad is None else m.grad + g
+    for fn in list(node.pre_hooks.values()):
+        r = fn(tuple(grads))
+        if r is not None:
+            grads = list(r)
+    for nr, g in enumerate(grads):
+        k = captures.get((id(node), nr))
+        if k is not None and g is not None:
+            got[k] = g if got[k] is None else got[k] + g
+    if isinstance(node, AccumulateGrad):
+        if not capture and grads[0] is not None:
+            _accumulate(node.variable, grads[0], create_graph)
+        return
+    needs = [e is not None and id(e[0]) in need for e in node.edges]
+    if not any(needs):
+        return
+    if node.custom is not None:
+        res = node.custom(grads, needs)
+    else:
+        res = node.vjp(grads, needs)
+    for fn in list(node.hooks.values()):
+        r = fn(tuple(res), tuple(grads))
+        if r is not None:
+            res = list(r)
+    for e, r, n in zip(node.edges, res, needs, strict=True):
+        if n and r is not None:
+            _add_to(buf, e[0], e[1], r)
+
+
+def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+    m = leaf._meta_()
+    for fn in list(m.hooks.values()):
+        r = fn(g)
+        if r is not None:
+            g = r
+    if g._nb:
+        raise RuntimeError("backward with batched gradients; use dualad.grad(is_grads_batched=True)")
+    if m.grad is None:
+        a = leaf._data
+        if create_graph:
+            m.grad = g
+        else:  # a new .grad matches a dense leaf's layout (C or Fortran), else row-major
+            order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+            m.grad = _make(np.array(g._data, dtype=a.dtype, order=order, copy=True))
+    elif create_graph:
+        m.grad = m.grad + g
+    else:
+        m.grad._data += g._data  # in place, keeping the layout
+    for fn in list(m.post_hooks.values()):
+        fn(leaf)
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    grad_variables: Any = None,
+    inputs: Any = None,
+    *,
+    retain_variables: bool | None = None,
+    variables: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves.
+
+    Parameters follow ``torch.autograd.backward``; ``grad_variables``,
+    ``retain_variables`` and ``variables`` are the deprecated spellings.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dualad.backward((x ** 2).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    if variables is not None:
+        warnings.warn("'variables' is deprecated; use 'tensors'", DeprecationWarning, 2)
+        tensors = variables
+    if grad_variables is not None:
+        warnings.warn("'grad_variables' is deprecated; use 'grad_tensors'", DeprecationWarning, 2)
+        grad_tensors = grad_variables
+    if retain_variables is not None:
+        warnings.warn("'retain_variables' is deprecated; use 'retain_graph'",
+                      DeprecationWarning, 2)
+        retain_graph = retain_variables
+    outs = _as_tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_tuple(inputs) if inputs is not None else None
+    if inputs is not None and not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    cts = _root_cts(outs, grad_tensors, False)
+    got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph,
+              inputs=inputs, capture=inputs is not None)
+    if inputs is not None:
+        for t, g in zip(inputs, got, strict=True):
+            if g is None:
+                continue
+            if t.is_leaf:
+                _accumulate(D.innermost(t), g, create_graph)
+            else:
+                m = t._meta_()
+                m.grad = g if m.grad is None else m.grad + g
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs`` (not accumulated into ``.grad``).
+
+    Parameters follow ``torch.autograd.grad``. With ``is_grads_batched=True``
+    every grad_output has a leading batch axis and the batch is computed in
+    one backward pass.
+
+    Examples
+    --------
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> dualad.grad(x ** 3, x)
+    (tensor(12.),)
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True")
+    allow_unused = materialize_grads if allow_unused is None else allow_unused
+    outs = _as_tuple(outputs)
+    ins = _as_tuple(inputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched and D.batched:
+        raise RuntimeError(
+            "grad(is_grads_batched=True) inside a batched dual level: only one batched "
+            "computation may be live at a time"
+        )
+    cts = _root_cts(outs, grad_outputs, is_grads_batched)
+    got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph, inputs=ins,
+              capture=True)
+    res: list[Any] = []
+    for t, g in zip(ins, got, strict=True):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
+                g = _make(np.zeros(shape, dtype=t.dtype))
+        elif is_grads_batched:
+            g = _with_nb(g, 0)
+        res.append(g)
+    return tuple(res)
+
+
+def _seq_or(x: Sequence[Any]) -> Any:
+    return x

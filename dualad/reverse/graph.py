@@ -1,0 +1,301 @@
+"""The reverse graph: nodes, edges and saved values, recorded by ``apply``.
+
+A node holds its primitive, its parameters, edges to the nodes of its inputs,
+and only the values its JVP rule declares it reads (DESIGN §2.6): ``add``
+keeps shapes, ``exp`` keeps its output, ``mul`` keeps the other operand. A
+saved value keeps the version it had, so an in-place change before backward is
+caught; saved-tensor hooks pack and unpack it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _dispatch as D
+from .._tensor import Tensor, _make
+from .linearize import linearize, placeholder, transpose_program
+
+_seq = itertools.count()
+
+
+class _Hooks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
+        self.disabled: str | None = None
+
+
+saved_hooks = _Hooks()
+
+
+class RemovableHandle:
+    """Returned by hook registrations; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, table: dict[int, Any], fn: Any) -> None:
+        self.id = next(self._ids)
+        self._table = table
+        table[self.id] = fn
+
+    def remove(self) -> None:
+        self._table.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class SavedValue:
+    """A value a node saved, with the version it had and its pack/unpack hooks."""
+
+    __slots__ = ("packed", "version", "vc", "unpack", "is_output", "node")
+
+    def __init__(self, t: Tensor, is_output: bool = False, node: Any = None) -> None:
+        self.vc = t._version_counter()
+        self.version = self.vc[0]
+        self.is_output = is_output
+        # An output is saved without its grad_fn (no cycle) and re-attached on unpack.
+        self.node = weakref.ref(node) if is_output else None
+        v = _alias(t) if is_output else t
+        if saved_hooks.stack:
+            if saved_hooks.disabled is not None:
+                raise RuntimeError(saved_hooks.disabled)
+            pack, self.unpack = saved_hooks.stack[-1]
+            self.packed = pack(v)
+        else:
+            self.packed, self.unpack = v, None
+
+    def get(self, node: Node, what: str) -> Tensor:
+        if self.vc[0] != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{what} of {node.name()}] is at version {self.vc[0]}; "
+                f"expected version {self.version} instead. Hint: the in-place change happened "
+                "after the value was saved; use an out-of-place operation (or clone it first)."
+            )
+        v = self.packed if self.unpack is None else self.unpack(self.packed)
+        if not isinstance(v, Tensor):
+            v = _make(np.asarray(v))
+        if self.is_output:
+            v = _reattach(v, node)
+        return v
+
+
+def _alias(t: Tensor) -> Tensor:
+    """``t`` with the innermost grad_fn dropped (tangents kept), sharing data."""
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, _alias(t._primal), t._tangent)
+    u = _make(t._data)
+    u._nb = t._nb
+    u._vc = t._vc
+    return u
+
+
+def _reattach(t: Tensor, node: Node) -> Tensor:
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, _reattach(t._primal, node), t._tangent)
+    u = _make(t._data)
+    u._nb, u._vc = t._nb, t._vc
+    u._rg, u._node, u._out_nr = True, node, 0
+    return u
+
+
+class Node:
+    """A recorded operation (``tensor.grad_fn``): its VJP is the transpose of its JVP.
+
+    Attributes follow torch's ``torch.autograd.graph.Node``: ``name()``,
+    ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``.
+    """
+
+    __slots__ = (
+        "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "released",
+        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "metadata", "custom",
+        "__weakref__",
+    )
+
+    def __init__(self, prim: Any, params: dict[str, Any]) -> None:
+        self.prim = prim
+        self.params = params
+        self.seq = next(_seq)
+        self.released = False
+        self.saved: dict[Any, SavedValue] = {}
+        self.pre_hooks: dict[int, Any] = {}
+        self.hooks: dict[int, Any] = {}
+        self.tensor_pre_hooks: dict[int, dict[int, Any]] = {}
+        self.retain: dict[int, Any] = {}
+        self.metadata: dict[Any, Any] = {}
+        self.custom: Any = None
+
+    def name(self) -> str:
+        return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return tuple((None, 0) if e is None else e for e in self.edges)
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
+        return RemovableHandle(self.hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        return RemovableHandle(self.pre_hooks, fn)
+
+    def _unpack(self) -> tuple[list[Any], Any]:
+        if self.released and self.saved is None:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward."
+            )
+        saved = self.saved or {}
+        primals = []
+        for i, c in enumerate(self.consts):
+            if i in saved:
+                primals.append(saved[i].get(self, f"input {i}"))
+            elif c is not _ABSENT:
+                primals.append(c)
+            else:
+                shape, dtype = self.avals[i]
+                primals.append(placeholder(shape, dtype, D.AVAL))
+        if "out" in saved:
+            out = saved["out"].get(self, "output 0")
+        else:
+            outs = [placeholder(s, d, D.AVAL) for s, d in self.out_avals]
+            out = tuple(outs) if self.prim.multi else outs[0]
+        return primals, out
+
+    def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
+        """Cotangents of the inputs: transpose of the JVP, linearized at the saved values."""
+        primals, out = self._unpack()
+        lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
+        t, prog = linearize(self.name(), lambda: self.prim.jvp(primals, lins, out, **self.params))
+        outs = t if self.prim.multi else (t,)
+        res = transpose_program(prog, outs, cts, lins)
+        for i, n in enumerate(needs):
+            if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
+                res[i] = _zeros_for(cts, self.avals[i])
+        return res
+
+    def release(self) -> None:
+        if self.saved:
+            self.saved = None  # type: ignore[assignment]
+            self.released = True
+
+
+def _zeros_for(cts: list[Any], aval: tuple[Any, Any]) -> Tensor:
+    ref = next(c for c in cts if c is not None)
+    z = _make(np.zeros(ref._data.shape[: ref._nb] + aval[0], dtype=aval[1]))
+    z._nb = ref._nb
+    return z
+
+
+_ABSENT = object()
+
+
+class AccumulateGrad:
+    """The node of a leaf: accumulates incoming gradients into ``leaf.grad``."""
+
+    __slots__ = ("variable", "seq", "pre_hooks", "hooks", "metadata", "tensor_pre_hooks",
+                 "retain", "edges", "__weakref__")
+
+    def __init__(self, leaf: Tensor) -> None:
+        self.variable = leaf
+        self.seq = next(_seq)
+        self.pre_hooks: dict[int, Any] = {}
+        self.hooks: dict[int, Any] = {}
+        self.metadata: dict[Any, Any] = {}
+        self.tensor_pre_hooks: dict[int, dict[int, Any]] = {}
+        self.retain: dict[int, Any] = {}
+        self.edges: list[Any] = []
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    @property
+    def next_functions(self) -> tuple[()]:
+        return ()
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        return RemovableHandle(self.hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        return RemovableHandle(self.pre_hooks, fn)
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+def edge_of(t: Tensor) -> tuple[Any, int]:
+    """The (node, output index) a tensor's gradient flows into."""
+    t = D.innermost(t)
+    if t._node is not None:
+        return (t._node, t._out_nr)
+    m = t._meta_()
+    if m.acc is None:
+        m.acc = AccumulateGrad(t)
+    return (m.acc, 0)
+
+
+def _aval(a: Any) -> tuple[tuple[int, ...], Any]:
+    if isinstance(a, Tensor):
+        return a.shape, a._data.dtype
+    arr = np.asarray(a)
+    return arr.shape, arr.dtype
+
+
+def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
+    """Attach a node to ``out`` (the reverse-mode half of ``apply``)."""
+    node = Node(prim, params)
+    edges: list[Any] = []
+    reads: set[Any] = set()
+    for i, a in enumerate(args):
+        if a.__class__ is Tensor and a._rg:
+            inner = D.innermost(a)
+            if inner._meta is not None and inner._meta.inference:
+                raise RuntimeError(
+                    "Inference tensors cannot be saved for backward. To work around you can make "
+                    "a clone to get a normal tensor and use it in autograd."
+                )
+            edges.append(edge_of(inner))
+            reads.update(prim.reads_for(i))
+        else:
+            edges.append(None)
+    node.edges = edges
+    node.avals = [_aval(a) for a in args]
+    node.consts = [
+        _ABSENT if (a.__class__ is Tensor or hasattr(a, "shape")) else a for a in args
+    ]
+    outs = out if prim.multi else (out,)
+    node.out_avals = [(o.shape, o._data.dtype) for o in outs]
+    for r in reads:
+        if r == "out":
+            node.saved["out"] = SavedValue(outs[0], True, node)
+        elif r < len(args):
+            a = args[r]
+            node.saved[r] = SavedValue(a if a.__class__ is Tensor else _make(np.asarray(a)))
+    for k, o in enumerate(outs):
+        _set_node(o, node, k)
+
+
+def _set_node(t: Tensor, node: Any, k: int) -> None:
+    while True:
+        t._rg, t._node, t._out_nr = True, node, k
+        if not t._level or t._level >= D.LIN:
+            return
+        t = t._primal
+
+
+D.hooks["record"] = record

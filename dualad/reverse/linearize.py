@@ -1,0 +1,122 @@
+"""Linearize a JVP rule on symbolic placeholders, and transpose the linear program.
+
+Reverse mode never has a backward formula of its own. For a node it runs the
+primitive's JVP rule with *placeholders* as tangents: coefficients are
+computed from the saved primals as usual, and every linear primitive applied
+to a placeholder is recorded as an equation instead of being evaluated. The
+recorded program is then run backwards, each equation through its primitive's
+transpose rule, from the output cotangent to the input cotangents.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from .. import _dispatch as D
+from .._tensor import Tensor, _make
+
+
+class NonlinearTangentError(RuntimeError):
+    """A JVP rule applied a non-linear operation to a tangent."""
+
+
+class _Tracing(threading.local):
+    def __init__(self) -> None:
+        self.programs: list[list[Any]] = []
+        self.owner: list[str] = []
+
+
+_tracing = _Tracing()
+
+
+def placeholder(shape: tuple[int, ...], dtype: Any, level: int = D.LIN) -> Tensor:
+    """A symbolic tensor of this shape and dtype (``LIN``) or a value stand-in (``AVAL``)."""
+    t = _make(np.broadcast_to(np.zeros((), dtype), shape))
+    t._level = level
+    return t
+
+
+def is_lin(a: Any) -> bool:
+    return a.__class__ is Tensor and a._level == D.LIN
+
+
+def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tensor:
+    """The ``LIN`` path of ``apply``: record ``prim`` as an equation of the current program."""
+    owner = _tracing.owner[-1] if _tracing.owner else "?"
+    for a in args:
+        if a.__class__ is Tensor and a._level == D.AVAL:
+            raise RuntimeError(
+                f"dualad: the JVP rule of {owner} used a value it does not declare in `reads` "
+                f"(in {prim.name}); reverse mode saved only the declared values"
+            )
+    lin = [i for i, a in enumerate(args) if is_lin(a)]
+    if prim.transpose is None or any(i not in prim.linear for i in lin) or (
+        not prim.joint and len(lin) > 1
+    ):
+        raise NonlinearTangentError(
+            f"dualad: the JVP of {owner} is not linear in its tangents: it applies "
+            f"'{prim.name}' to a tangent"
+            + (" (a product of two tangents)" if prim.transpose is not None else "")
+            + ". A JVP must be linear in the tangents: multiply them by coefficients "
+            "computed from the primals, add them, index or reshape them."
+        )
+    if not _tracing.programs:
+        raise RuntimeError("dualad: a symbolic tangent escaped its linearization")
+    shape, dtype = prim.aval(args, **params)
+    out = placeholder(shape, dtype)
+    _tracing.programs[-1].append((prim, args, params, out))
+    return out
+
+
+D.hooks["linear"] = record_linear
+
+
+def linearize(owner: str, rule: Any, *args: Any) -> tuple[Any, list[Any]]:
+    """Run ``rule(*args)`` with placeholders in it; return (its result, the program)."""
+    _tracing.programs.append([])
+    _tracing.owner.append(owner)
+    try:
+        out = rule(*args)
+    finally:
+        prog = _tracing.programs.pop()
+        _tracing.owner.pop()
+    return out, prog
+
+
+def transpose_program(prog: list[Any], outs: Any, cts: Any, ins: list[Any]) -> list[Any]:
+    """Cotangents of ``ins`` given cotangents of ``outs``, through ``prog`` backwards."""
+    acc: dict[int, Any] = {}
+    for o, c in zip(outs, cts, strict=True):
+        if c is not None and is_lin(o):
+            _accumulate(acc, o, c)
+    for prim, args, params, out in reversed(prog):
+        c = acc.pop(id(out), None)
+        if c is None:
+            continue
+        for a, r in zip(args, prim.transpose(c, args, **params), strict=False):
+            if r is not None and is_lin(a):
+                _accumulate(acc, a, r)
+    return [None if i is None else acc.get(id(i)) for i in ins]
+
+
+def _accumulate(acc: dict[int, Any], lin: Tensor, c: Any) -> None:
+    from ..ops import functions as F
+
+    c = fit_cotangent(c, lin)
+    prev = acc.get(id(lin))
+    acc[id(lin)] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
+
+
+def fit_cotangent(c: Any, like: Any) -> Any:
+    """The adjoint of embedding R in C is the real part; precision follows the primal."""
+    from ..ops import functions as F
+
+    cd, ld = c._data.dtype, like._data.dtype
+    if cd == ld:
+        return c
+    if cd.kind == "c" and ld.kind != "c":
+        c = F.real(c)
+    return F.astype(c, ld) if c._data.dtype != ld else c
