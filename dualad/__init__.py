@@ -51,6 +51,7 @@ from .ops.functions import (
     zeros_like,
 )
 from .reverse import backward, grad
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 
 __all__ = [
     "Tensor", "__version__", "forward_ad", "numpy", "reverse",
@@ -58,5 +59,6 @@ __all__ = [
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
     "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
-    "zeros_like", "backward", "grad",
+    "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
+    "once_differentiable",
 ]

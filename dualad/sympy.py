@@ -510,11 +510,12 @@ def _as_array(exprs: Any) -> tuple[list[sympy.Basic], tuple[int, ...] | None]:
     """Flatten exprs; shape None means a single expression (not a container)."""
     if isinstance(exprs, sympy.MatrixBase):
         return [sympy.sympify(e) for e in exprs], tuple(exprs.shape)
-    if isinstance(exprs, sympy.NDimArray):
-        return [sympy.sympify(e) for e in exprs], tuple(exprs.shape)
     if isinstance(exprs, (list, tuple)):
-        arr = sympy.Array(exprs)  # checks that nested lists are rectangular
-        return [sympy.sympify(e) for e in arr], tuple(arr.shape)
+        exprs = sympy.Array(exprs)  # checks that nested lists are rectangular
+    if isinstance(exprs, sympy.NDimArray):
+        # (iterating a SymPy Array yields rows, not elements)
+        shape = tuple(exprs.shape)
+        return [sympy.sympify(exprs[i]) for i in np.ndindex(*shape)], shape
     if isinstance(exprs, np.ndarray):
         return [sympy.sympify(e) for e in exprs.ravel()], tuple(exprs.shape)
     return [sympy.sympify(exprs)], None

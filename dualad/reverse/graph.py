@@ -55,9 +55,10 @@ class RemovableHandle:
 class SavedValue:
     """A value a node saved, with the version it had and its pack/unpack hooks."""
 
-    __slots__ = ("packed", "version", "vc", "unpack", "is_output", "node")
+    __slots__ = ("packed", "version", "vc", "unpack", "is_output", "node", "nr")
 
-    def __init__(self, t: Tensor, is_output: bool = False, node: Any = None) -> None:
+    def __init__(self, t: Tensor, is_output: bool = False, node: Any = None, nr: int = 0) -> None:
+        self.nr = nr
         self.vc = t._version_counter()
         self.version = self.vc[0]
         self.is_output = is_output
@@ -84,7 +85,7 @@ class SavedValue:
         if not isinstance(v, Tensor):
             v = _make(np.asarray(v))
         if self.is_output:
-            v = _reattach(v, node)
+            v = _reattach(v, node, self.nr)
         return v
 
 
@@ -98,12 +99,12 @@ def _alias(t: Tensor) -> Tensor:
     return u
 
 
-def _reattach(t: Tensor, node: Node) -> Tensor:
+def _reattach(t: Tensor, node: Node, nr: int) -> Tensor:
     if t._level and t._level < D.LIN:
-        return D.dual(t._level, _reattach(t._primal, node), t._tangent)
+        return D.dual(t._level, _reattach(t._primal, node, nr), t._tangent)
     u = _make(t._data)
     u._nb, u._vc = t._nb, t._vc
-    u._rg, u._node, u._out_nr = True, node, 0
+    u._rg, u._node, u._out_nr = True, node, nr
     return u
 
 
@@ -171,7 +172,8 @@ class Node:
                 shape, dtype = self.avals[i]
                 primals.append(placeholder(shape, dtype, D.AVAL))
         if "out" in saved:
-            out = saved["out"].get(self, "output 0")
+            outs = [s.get(self, f"output {k}") for k, s in enumerate(saved["out"])]
+            out = tuple(outs) if self.prim.multi else outs[0]
         else:
             outs = [placeholder(s, d, D.AVAL) for s, d in self.out_avals]
             out = tuple(outs) if self.prim.multi else outs[0]
@@ -282,7 +284,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     node.out_avals = [(o.shape, o._data.dtype) for o in outs]
     for r in reads:
         if r == "out":
-            node.saved["out"] = SavedValue(outs[0], True, node)
+            node.saved["out"] = [SavedValue(o, True, node, k) for k, o in enumerate(outs)]
         elif r < len(args):
             a = args[r]
             node.saved[r] = SavedValue(a if a.__class__ is Tensor else _make(np.asarray(a)))

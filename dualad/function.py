@@ -1,0 +1,274 @@
+"""User-defined derivative rules: ``dualad.Function``, as torch.autograd.Function.
+
+A Function's ``forward`` runs on plain tensors (no levels, no recording). Its
+``jvp`` drives forward mode; its ``backward`` (alias ``vjp``) drives reverse
+mode — the one place a reverse rule is written by hand, and honoured as given.
+A Function with only ``jvp`` gets reverse mode by transposing that jvp, which
+must then be linear in the tangents (the error names the operation if not).
+Custom Functions support one dual level at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from . import _dispatch as D
+from . import grad_mode as gm
+from ._tensor import Tensor, _make
+from .reverse.graph import Node, SavedValue, edge_of, _set_node
+from .reverse.linearize import linearize, placeholder, transpose_program
+
+
+class FunctionCtx:
+    """The ``ctx`` passed to ``forward``/``setup_context``, ``backward`` and ``jvp``."""
+
+    def __init__(self) -> None:
+        self.to_save: tuple[Any, ...] = ()
+        self.saved_for_forward: tuple[Any, ...] = ()
+        self.dirty: tuple[Any, ...] = ()
+        self.non_differentiable: tuple[Any, ...] = ()
+        self.materialize_grads = True
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved: list[Any] | None = None
+        self._node: Any = None
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Save tensors (inputs, outputs or intermediates) for ``backward``."""
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Save tensors for ``jvp``; read them back as ``ctx.saved_for_forward``... or attributes."""
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        """Declare inputs modified in place by ``forward``."""
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        """Declare outputs that carry no derivative (indices, masks)."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """If False, ``backward`` receives ``None`` for undefined output gradients."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple[Any, ...]:
+        if self._saved is None:
+            return tuple(self.to_save)
+        node = self._node
+        if node is not None and node.released and node.saved is None:
+            node._unpack()  # raises torch's "backward through the graph a second time"
+        return tuple(None if s is None else (s if not isinstance(s, SavedValue)
+                                             else s.get(node, "saved tensor"))
+                     for s in self._saved)
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name: str, bases: Any, ns: dict[str, Any]) -> None:
+        super().__init__(name, bases, ns)
+        cls._prim = D.Primitive(name, _never)  # type: ignore[attr-defined]
+
+
+def _never(*a: Any, **k: Any) -> Any:
+    raise RuntimeError("internal: a Function's primitive is never evaluated directly")
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class for custom differentiable operations (torch.autograd.Function).
+
+    Examples
+    --------
+    >>> class Cube(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * 3 * x ** 2
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> Cube.apply(x).backward(); x.grad
+    tensor(12.)
+    """
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("You must implement the forward function for custom Function.")
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple[Any, ...], output: Any) -> Any:
+        raise NotImplementedError("setup_context is not overridden.")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    @classmethod
+    def _has(cls, name: str) -> bool:
+        f = getattr(cls, name)
+        if name == "backward":
+            return f is not Function.backward or cls.vjp is not Function.vjp
+        return f is not getattr(Function, name)
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        ctx = FunctionCtx()
+        live = [D.strip(a) if isinstance(a, Tensor) else a for a in args]
+        L = max((a._level for a in live if isinstance(a, Tensor) and a._level < D.LIN),
+                default=0)
+        plain: list[Any] = []
+        back: dict[int, Any] = {}
+        for a in live:
+            if isinstance(a, Tensor):
+                p = D.innermost(a).detach()
+                back[id(p)] = a
+                plain.append(p)
+            else:
+                plain.append(a)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in live)
+        with gm.no_grad():
+            if cls._has("setup_context"):
+                out = cls.forward(*plain, **kwargs)
+                cls.setup_context(ctx, tuple(plain), out)
+            else:
+                out = cls.forward(ctx, *plain, **kwargs)
+        single = not isinstance(out, tuple)
+        outs = [o if isinstance(o, Tensor) else _make(np.asarray(o)) for o in
+                ((out,) if single else out)]
+        outs = [_make(o._data) if id(o) in back else o for o in outs]  # an input returned as is
+        nondiff = {id(t) for t in ctx.non_differentiable}
+        # forward mode: the user's jvp at the top live level
+        if L:
+            tans = [D.split(a, L)[1] if isinstance(a, Tensor) else None for a in live]
+            if any(t is not None for t in tans):
+                if not cls._has("jvp"):
+                    raise RuntimeError(
+                        f"{cls.__name__} does not implement jvp, so it cannot be used with "
+                        "forward-mode AD; define a staticmethod jvp(ctx, *tangents)"
+                    )
+                full = [(t if t is not None else _zeros_like(p)) if isinstance(p, Tensor) else None
+                        for p, t in zip(plain, tans, strict=True)]
+                tout = cls.jvp(ctx, *full)
+                tout = (tout,) if not isinstance(tout, tuple) else tout
+                outs = [o if (t is None or id(o) in nondiff) else D.dual(L, o, t)
+                        for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
+        if gm.state.grad and any(ctx.needs_input_grad):
+            _record(cls, ctx, live, plain, back, outs, nondiff)
+        return outs[0] if single else tuple(outs)
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    return _make(np.zeros_like(p._data))
+
+
+def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
+            outs: list[Tensor], nondiff: set[int]) -> None:
+    node = Node(cls._prim, {})
+    node.edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
+    node.avals = [(p.shape, p.dtype) if isinstance(p, Tensor) else ((), np.asarray(p).dtype)
+                  for p in plain]
+    node.out_avals = [(o.shape, o.dtype) for o in outs]
+    node.consts = list(live)
+    node.saved = {}
+    out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs)}
+    saved: list[Any] = []
+    for t in ctx.to_save:
+        if t is None:
+            saved.append(None)
+        elif id(t) in back:
+            saved.append(SavedValue(back[id(t)]))
+        elif id(t) in out_ids:
+            saved.append(SavedValue(outs[out_ids[id(t)]], True, node))
+        else:
+            saved.append(SavedValue(t))
+    ctx._saved, ctx._node = saved, node
+    node.saved = {"ctx": ctx}  # released after backward like any saved values
+    if cls._has("backward"):
+        node.custom = functools.partial(_custom_vjp, cls, node)
+    else:
+        node.custom = functools.partial(_jvp_transposed, cls, node, plain)
+    for k, o in enumerate(outs):
+        if id(o) not in nondiff and o.dtype.kind in "fc":
+            _set_node(o, node, k)
+
+
+def _ctx(node: Node) -> FunctionCtx:
+    if node.saved is None:
+        node._unpack()  # raises the "second time" error
+    return node.saved["ctx"]
+
+
+def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> list[Any]:
+    ctx = _ctx(node)
+    if ctx.materialize_grads:
+        grads = [g if g is not None else _make(np.zeros(s, d)) for g, (s, d) in
+                 zip(grads, node.out_avals, strict=True)]
+    fn = cls.backward if cls.backward is not Function.backward else cls.vjp
+    res = fn(ctx, *grads)
+    res = list(res) if isinstance(res, tuple) else [res]
+    n_in = len(node.edges)
+    if len(res) < n_in:
+        raise RuntimeError(
+            f"function {cls.__name__}Backward returned an incorrect number of gradients "
+            f"(expected {n_in}, got {len(res)})"
+        )
+    out = []
+    for r, (shape, dtype), need in zip(res[:n_in], node.avals, needs, strict=True):
+        if r is None or not need:
+            out.append(None)
+            continue
+        r = r if isinstance(r, Tensor) else _make(np.asarray(r))
+        if r.shape != shape:
+            raise RuntimeError(
+                f"Function {cls.__name__}Backward returned an invalid gradient - got "
+                f"{r.shape} but expected shape compatible with {shape}"
+            )
+        out.append(r)
+    return out
+
+
+def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
+                    needs: list[bool]) -> list[Any]:
+    ctx = _ctx(node)
+    lins = [placeholder(*node.avals[i]) if n and isinstance(plain[i], Tensor) else None
+            for i, n in enumerate(needs)]
+    full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
+            for lin, p in zip(lins, plain, strict=True)]
+    t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full))
+    outs = t if isinstance(t, tuple) else (t,)
+    return transpose_program(prog, outs, grads, lins)
+
+
+class InplaceFunction(Function):
+    """A Function that may modify its inputs in place (torch compatibility)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        self.inplace = inplace
+
+
+def once_differentiable(fn: Any) -> Any:
+    """Run ``backward`` under no_grad: its result cannot be differentiated again."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with gm.no_grad():
+            return fn(ctx, *args)
+
+    return wrapper
