@@ -41,6 +41,8 @@ batched: set[int] = set()  # live levels that carry batched tangents
 
 _state = _gm.state
 _generic = np.generic
+_ndarray = np.ndarray
+_new = object.__new__
 
 # Installed by dualad.reverse at import (the core does not import reverse).
 hooks: dict[str, Callable[..., Any]] = {}
@@ -67,7 +69,7 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
-        "linear", "joint", "nondiff", "view", "multi",
+        "linear", "joint", "nondiff", "view", "multi", "fast",
     )
 
     def __init__(
@@ -97,6 +99,7 @@ class Primitive:
         self.nondiff = nondiff
         self.view = view
         self.multi = multi
+        self.fast: Callable[..., Any] | None = None  # optional array-level JVP (same rule)
 
     def reads_for(self, i: int) -> tuple[Any, ...]:
         r = self.reads
@@ -162,6 +165,9 @@ def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
 
 def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any) -> Any:
     if raw is None:
+        if not nb and not prim.multi and not prim.view:
+            return _wrap(prim.impl(*[a._data if a.__class__ is Tensor else a for a in args],
+                                   **params), 0)
         arrays = [a._data if a.__class__ is Tensor else a for a in args]
     else:  # nondiff: args already stripped to arrays, ``raw`` keeps the Tensors for nb
         arrays, args = args, raw
@@ -186,15 +192,24 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
 
 
 def _wrap(out: Any, nb: int) -> Tensor:
-    if isinstance(out, _generic):
+    if out.__class__ is not _ndarray and isinstance(out, _generic):
         out = np.asarray(out)
-    t = _make(out)
-    if nb:
-        t._nb = nb
+    t = _new(Tensor)
+    t._data = out
+    t._level = 0
+    t._nb = nb
+    t._rg = False
+    t._node = None
+    t._vc = None
+    t._meta = None
     return t
 
 
 def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int) -> Any:
+    if prim.fast is not None and not _state.inference:
+        r = prim.fast(prim, args, L)
+        if r is not None:
+            return r
     primals = []
     tangents = []
     nonzero = False

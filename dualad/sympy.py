@@ -84,6 +84,7 @@ SYMPY_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "divide": lambda x, y: x / y,
     "true_divide": lambda x, y: x / y,
     "power": lambda x, y: x**y,
+    "pow": lambda x, y: x**y,
     "float_power": lambda x, y: x**y,
     "reciprocal": lambda x: 1 / x,
     "square": lambda x: x**2,
@@ -144,6 +145,11 @@ SYMPY_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "round": lambda x: sympy.floor(x + _HALF),
     "around": lambda x: sympy.floor(x + _HALF),
     "fix": lambda x: sympy.sign(x) * sympy.floor(sympy.Abs(x)),
+    "floor_divide": lambda x, y: sympy.floor(x / y),
+    # C fmod truncates (sign of x); NumPy's remainder/mod floors (sign of y).
+    "fmod": lambda x, y: x - y * sympy.sign(x / y) * sympy.floor(sympy.Abs(x / y)),
+    "remainder": lambda x, y: x - y * sympy.floor(x / y),
+    "mod": lambda x, y: x - y * sympy.floor(x / y),
     # complex
     "real": sympy.re,
     "imag": sympy.im,

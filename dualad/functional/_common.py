@@ -7,6 +7,7 @@ Nothing here is public. The helpers keep the torch-style functions
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -122,7 +123,8 @@ def validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], other_is_tuple:
 
 
 def numel(t: Tensor) -> int:
-    return int(t.size)
+    # math.prod of the shape: Tensor.size goes through np.prod, ~10x slower
+    return math.prod(t.shape)
 
 
 def zeros_like(t: Tensor, lead: tuple[int, ...] = ()) -> Tensor:
@@ -148,10 +150,13 @@ def basis_rows(
     keeps it symbolically zero instead of pushing a block of zeros).
     """
     b = stop - start
+    if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):
+        # the common case, one tensor and one chunk: the whole identity
+        return [np.eye(b, dtype=dtypes[0]).reshape((b,) + tuple(shapes[0]))]
     out: list[np.ndarray | None] = []
     offset = 0
     for shape, dtype in zip(shapes, dtypes, strict=True):
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         lo, hi = max(start, offset), min(stop, offset + n)
         if lo >= hi:
             out.append(None)

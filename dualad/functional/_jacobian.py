@@ -29,6 +29,7 @@ from ._common import (
     basis_rows,
     batched_level_live,
     chunks,
+    is_dual,
     numel,
     primal_of,
     tangent_or_none,
@@ -103,6 +104,10 @@ def _columns_to_block(
     """(n_in, *out_shape) columns -> (*out_shape, *in_shape) block."""
     if len(out_shape) == 0:
         return cols.reshape(in_shape)
+    if not cols.requires_grad and not is_dual(cols):
+        # Nothing to record or to carry: shuffle the raw array (one copy, no dispatch).
+        arr = np.moveaxis(cols.numpy(), 0, -1)
+        return da.as_tensor(np.ascontiguousarray(arr).reshape(out_shape + in_shape))
     return np.moveaxis(cols, 0, -1).reshape(out_shape + in_shape)
 
 
@@ -139,7 +144,9 @@ def reverse_blocks(
         total = sum(sizes)
         # per_input[j]: list over row pieces of (rows,)+in_j.shape or None (zero)
         pieces: list[list[tuple[int, Tensor | None]]] = [[] for _ in range(n_in)]
-        if vectorize:
+        # Batched cotangents cannot flow while a batched dual level is live
+        # (jacfwd(jacrev(f))): fall back to one backward pass per row then.
+        if vectorize and not batched_level_live():
             for s, e in chunks(total, chunk_size):
                 blocks = basis_rows(shapes, dtypes, s, e)
                 outs_sel = [outputs[i] for i, b in zip(diff, blocks, strict=True) if b is not None]

@@ -79,6 +79,14 @@ def elementwise_batch(impl: Any) -> Any:
 
 
 def elementwise_aval(args: Any, **params: Any) -> tuple[tuple[int, ...], Any]:
+    shapes = [a.shape for a in args if isinstance(a, Tensor)]
+    dts = [a._data.dtype for a in args if isinstance(a, Tensor)]
+    rest = [a for a in args if not isinstance(a, Tensor)]
+    if all(s == shapes[0] for s in shapes) and all(d == dts[0] for d in dts) and all(
+        isinstance(r, (int, float)) and not isinstance(r, bool) and dts[0].kind in "fc"
+        for r in rest
+    ):
+        return shapes[0], dts[0]  # the common case, without NumPy's slower helpers
     shape = np.broadcast_shapes(*[shape_of(a) for a in args])
     return shape, np.result_type(*[dtype_of(a) for a in args])
 
@@ -91,7 +99,7 @@ def proxy(a: Any) -> Any:
     """A zero-strided stand-in with ``a``'s shape and dtype (costs no memory)."""
     if isinstance(a, Tensor):
         return np.broadcast_to(np.zeros((), a._data.dtype), a.shape)
-    return a
+    return a  # constants are real values
 
 
 def proxy_aval(impl: Any) -> Any:

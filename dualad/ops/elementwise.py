@@ -132,10 +132,20 @@ CONSTANTS = {
 namespace: dict[str, Any] = dict(CONSTANTS)
 
 
+# The same formulas over arrays: the kernel of the forward fast path (no Tensors below).
+np_namespace: dict[str, Any] = dict(CONSTANTS)
+np_namespace.update({
+    "where": np.where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
+    "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
+    "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": np.logical_and,
+    "sign": np.sign, "floor": np.floor, "trunc": np.trunc,
+})
+
+
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
 
-    __slots__ = ("nin", "formulas", "ufunc")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self.nin:
@@ -147,7 +157,7 @@ class Ufunc(Primitive):
         return apply(self, *args)
 
 
-def compile_formula(src: str, nin: int) -> tuple[Any, tuple[Any, ...]]:
+def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any, ...]]:
     """A formula string -> (callable or 0/1/-1, what it reads: input positions and 'out')."""
     if src in ("0", "1", "-1"):
         return int(src), ()
@@ -156,7 +166,7 @@ def compile_formula(src: str, nin: int) -> tuple[Any, tuple[Any, ...]]:
     unknown = names - set(params) - {"y"} - set(CONSTANTS) - _FUNCS
     if unknown:
         raise NameError(f"formula {src!r} uses unknown names {sorted(unknown)}")
-    fn = eval(f"lambda {', '.join(params)}, y: {src}", namespace)  # noqa: S307 - our table
+    fn = eval(f"lambda {', '.join(params)}, y: {src}", namespace if ns is None else ns)  # noqa: S307
     reads = tuple(i for i, p in enumerate(params) if p in names) + (("out",) if "y" in names else ())
     return fn, reads
 
@@ -229,7 +239,54 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
+    p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
+    p.fast = fast_jvp
     return p
+
+
+def _coef_array(c: Any, y: Any) -> Any:
+    if not hasattr(c, "dtype"):
+        return c
+    cd, od = c.dtype, y.dtype
+    if cd == od or (cd.kind == "f" and od.kind == "c" and cd == _real_dtype(od)):
+        return c
+    return c.real.astype(od) if (cd.kind == "c" and od.kind != "c") else c.astype(
+        od if (cd.kind == "c" or od.kind != "c") else _real_dtype(od))
+
+
+def fast_jvp(prim: Any, args: Any, L: int) -> Any:
+    """The JVP on arrays when nothing below level L is tracked; None if not applicable."""
+    arrays, tans = [], []
+    for a in args:
+        if a.__class__ is Tensor:
+            if a._level == L:
+                p, t = a._primal, a._tangent
+                if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+                    return None
+                arrays.append(p._data)
+                tans.append(t._data)
+            elif a._level or a._rg or a._nb:
+                return None
+            else:
+                arrays.append(a._data)
+                tans.append(None)
+        else:
+            arrays.append(a)
+            tans.append(None)
+    y = prim.impl(*arrays)
+    acc = None
+    for t, f in zip(tans, prim.kernels, strict=True):
+        if t is None or f == 0:
+            continue
+        term = t if f == 1 else (-t if f == -1 else t * _coef_array(f(*arrays, y), y))
+        acc = term if acc is None else acc + term
+    from .._dispatch import _wrap, dual
+
+    if acc is None:
+        return _wrap(y, 0)
+    if acc.shape != np.shape(y):
+        acc = np.broadcast_to(acc, np.shape(y))
+    return dual(L, _wrap(y, 0), _wrap(acc, 0))
 
 
 PRIMS: dict[str, Ufunc] = {}

@@ -96,16 +96,22 @@ def _collect(roots: list[Any]) -> tuple[dict[Any, int], list[Any]]:
 def _needed(order: list[Any], targets: set[int]) -> set[int]:
     """Nodes from which some target is reachable (only those run)."""
     need: set[int] = set()
-    # ``order`` is a DFS preorder; iterate to a fixed point (graphs are small per call)
-    changed = True
-    while changed:
-        changed = False
-        for n in order:
-            if id(n) in need:
+    done: set[int] = set()
+    for root in order:
+        if id(root) in done:
+            continue
+        stack = [(root, False)]
+        while stack:  # iterative post-order over the DAG
+            n, expanded = stack.pop()
+            if id(n) in done:
                 continue
-            if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
-                need.add(id(n))
-                changed = True
+            if expanded:
+                done.add(id(n))
+                if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
+                    need.add(id(n))
+                continue
+            stack.append((n, True))
+            stack.extend((e[0], False) for e in n.edges if e is not None and id(e[0]) not in done)
     return need
 
 

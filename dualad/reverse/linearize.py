@@ -32,9 +32,20 @@ class _Tracing(threading.local):
 _tracing = _Tracing()
 
 
+class Aval:
+    """Shape and dtype without values: the ``_data`` of a placeholder (computing on it fails)."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape = shape
+        self.dtype = np.dtype(dtype)
+        self.ndim = len(shape)
+
+
 def placeholder(shape: tuple[int, ...], dtype: Any, level: int = D.LIN) -> Tensor:
     """A symbolic tensor of this shape and dtype (``LIN``) or a value stand-in (``AVAL``)."""
-    t = _make(np.broadcast_to(np.zeros((), dtype), shape))
+    t = _make(Aval(shape, dtype))
     t._level = level
     return t
 
