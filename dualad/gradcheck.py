@@ -290,7 +290,7 @@ class _Check:
         o = self.outs[k]
         # Cotangent 1j on a complex output selects its imaginary part:
         # Re(conj(1j) * y) = Im(y).
-        return (v * (1 if part == "real" else 1)).reshape(o.shape).astype(np.dtype(o.dtype))
+        return (v * (1 if part == "real" else 1j)).reshape(o.shape).astype(np.dtype(o.dtype))
 
     def _rows_once(self, k: int, part: str) -> dict[int, np.ndarray]:
         o = self.outs[k]

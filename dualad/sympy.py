@@ -689,9 +689,10 @@ def lambdify(
     trigonometric, hyperbolic and their inverses, ``Abs``, ``sign``,
     ``Max``/``Min``, ``floor``/``ceiling``, ``Heaviside``, ``re``/``im``/
     ``conjugate``/``arg``, ``sinc``) and ``Piecewise`` (via ``dualad.numpy.where``;
-    conditions are evaluated on primal values). As with any ``where``, a NaN
-    or infinite derivative in the branch *not* taken can still leak into a
-    reverse-mode gradient (``0 * inf``).
+    conditions are evaluated on primal values, so they are never
+    differentiated). Every branch is evaluated everywhere, as with
+    ``numpy.where``, so a branch undefined at a point may emit NumPy warnings
+    there even though it is not selected.
 
     Examples
     --------
@@ -1042,10 +1043,12 @@ _HESS_IMPL: dict[str, Callable[[_Target, np.ndarray], np.ndarray]] = {
 
 
 def _zero_piecewise_constant_derivatives(e: sympy.Expr) -> sympy.Expr:
-    return e.replace(
+    e = e.replace(
         lambda a: isinstance(a, sympy.Derivative) and a.expr.func in _PIECEWISE_CONSTANT,
         lambda a: sympy.Integer(0),
     )
+    # The chain rule wraps them as Subs(Derivative(floor(u), u), u, 3*x): now Subs(0, ...).
+    return e.replace(lambda a: isinstance(a, sympy.Subs), lambda a: a.doit())
 
 
 def _evalf(e: sympy.Expr, subs: dict[sympy.Symbol, sympy.Float]) -> complex:

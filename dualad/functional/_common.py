@@ -75,7 +75,8 @@ def alias(t: Tensor) -> Tensor:
     view_as = getattr(t, "view_as", None)
     if view_as is not None:
         return view_as(t)
-    return t.reshape(t.shape)
+    # ``t[...]`` is a recorded view, always a new object (a no-op reshape may return t itself)
+    return t[...]
 
 
 def grad_preprocess(

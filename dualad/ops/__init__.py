@@ -97,3 +97,53 @@ Tensor.real = property(lambda self: F.real(self))  # type: ignore[attr-defined]
 Tensor.imag = property(lambda self: F.imag(self))  # type: ignore[attr-defined]
 _ = L
 _ = _make
+
+
+# -- in-place: write the data, bump the version, rebase the autograd history -----------------
+
+
+def _setitem(self: Tensor, key: Any, value: Any) -> None:
+    from .. import _dispatch as D
+    from .. import grad_mode as gm
+
+    idx = L.Index(key, self.ndim)
+    vt = isinstance(value, Tensor)
+    tracked = self._rg or self._level or (vt and (value._rg or value._level))
+    if self._rg and self._node is None and gm.state.grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation; "
+            "modify it under `with dualad.no_grad():` or work on a copy"
+        )
+    if not tracked or not gm.state.grad and not self._level and not (vt and value._level):
+        self._data[idx.key] = value._data if vt else value
+        self._version_counter()[0] += 1
+        return
+    if self._data.dtype.kind not in "fc":
+        raise RuntimeError("in-place assignment of a differentiable value into a "
+                           f"{self._data.dtype} tensor")
+    new = apply(L.setitem, self, value, idx=idx)
+    self._data[...] = new._data
+    self._version_counter()[0] += 1
+    inner = D.innermost(new)
+    inner._data = self._data
+    if new._level:
+        self._level, self._primal, self._tangent = new._level, new._primal, new._tangent
+    self._rg, self._node = inner._rg, inner._node
+    if inner._node is not None:
+        self._out_nr = inner._out_nr
+
+
+Tensor.__setitem__ = _setitem  # type: ignore[method-assign]
+
+
+def _inplace(prim: Any) -> Any:
+    def op(self: Tensor, other: Any) -> Tensor:
+        _setitem(self, Ellipsis, apply(prim, self, other))
+        return self
+
+    return op
+
+
+for _name, _pname in [("iadd", "add"), ("isub", "subtract"), ("imul", "multiply"),
+                      ("itruediv", "divide"), ("ipow", "power")]:
+    setattr(Tensor, f"__{_name}__", _inplace(_P[_pname]))

@@ -409,3 +409,45 @@ def _bind_where() -> None:
 
 
 _bind_where()
+
+
+# -- out-of-place assignment: x with x[idx] replaced by v (linear in x and v jointly) ----
+
+
+def _setitem_impl(x: Any, v: Any, *, idx: Index) -> Any:
+    out = x.copy()
+    out[idx.key] = v
+    return out
+
+
+def _setitem_batch(arrays: Any, nbs: Any, *, idx: Index) -> Any:
+    (x, v), (nx, nv) = arrays, nbs
+    nb = max(nx, nv)
+    if not nx:
+        x = np.broadcast_to(x, (arrays[1].shape[:nv]) + x.shape)
+    out = move_batch_last(np.array(x), nb)
+    vl = move_batch_last(v, nv) if nv else np.asarray(v)[..., None]
+    out[idx.key] = vl
+    return move_batch_first(out, nb), nb
+
+
+def _setitem_jvp(primals: Any, tangents: Any, out: Any, *, idx: Index) -> Any:
+    from . import zeros_like
+
+    tx, tv = tangents
+    x, v = primals
+    if tx is None and tv is None:
+        return None
+    tx = zeros_like(x) if tx is None else tx
+    tv = 0.0 if tv is None else tv
+    return apply(setitem, tx, tv, idx=idx)
+
+
+setitem = Primitive(
+    "setitem",
+    _setitem_impl,
+    _setitem_jvp,
+    linear=(0, 1),
+    batch=_setitem_batch,
+    aval=lambda args, *, idx: (args[0].shape, args[0].dtype),
+)

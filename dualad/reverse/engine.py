@@ -123,6 +123,7 @@ def run(
     create_graph: bool,
     inputs: tuple[Tensor, ...] | None,
     capture: bool,
+    retain: bool = True,
 ) -> list[Any]:
     roots = [edge_of(o) for o in outputs]
     deps, order = _collect(roots)
@@ -150,7 +151,7 @@ def run(
             _, _, node = heapq.heappop(heap)
             grads = buf.pop(id(node), None)
             if grads is not None and id(node) in need:
-                _run_node(node, grads, need, captures, got, capture, create_graph, buf)
+                _run_node(node, grads, need, captures, got, capture, create_graph, buf, retain)
             if not retain_graph and not isinstance(node, AccumulateGrad):
                 node.release()
             for e in getattr(node, "edges", ()):
@@ -171,14 +172,14 @@ def _add_to(buf: dict[int, list[Any]], node: Any, nr: int, c: Any) -> None:
 
 
 def _run_node(node: Any, grads: list[Any], need: set[int], captures: dict[Any, int],
-              got: list[Any], capture: bool, create_graph: bool, buf: Any) -> None:
+              got: list[Any], capture: bool, create_graph: bool, buf: Any, retain: bool) -> None:
     for nr, hooks in node.tensor_pre_hooks.items():
         for fn in list(hooks.values()):
             if grads[nr] is not None:
                 r = fn(grads[nr])
                 if r is not None:
                     grads[nr] = r
-    for nr, ref in node.retain.items():
+    for nr, ref in node.retain.items() if retain else ():
         t = ref()
         if t is not None and grads[nr] is not None:
             g = grads[nr] if create_graph else grads[nr].detach()
@@ -236,7 +237,7 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
 
 
 def backward(
-    tensors: Any,
+    tensors: Any = None,
     grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -325,7 +326,7 @@ def grad(
         )
     cts = _root_cts(outs, grad_outputs, is_grads_batched)
     got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph, inputs=ins,
-              capture=True)
+              capture=True, retain=False)
     res: list[Any] = []
     for t, g in zip(ins, got, strict=True):
         if g is None:

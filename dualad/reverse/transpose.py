@@ -208,3 +208,16 @@ for _prim, _rule in RULES.items():
     _prim.transpose = _rule
 
 _ = string
+
+
+def _setitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
+    from .._dispatch import apply
+
+    x, v = args
+    return [
+        apply(L.setitem, ct, 0.0, idx=idx) if is_lin(x) else None,
+        unbroadcast(apply(L.getitem, ct, idx=idx), v.shape) if is_lin(v) else None,
+    ]
+
+
+L.setitem.transpose = _setitem_t

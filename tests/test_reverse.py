@@ -1,0 +1,309 @@
+"""Reverse mode: the engine's semantics, torch's errors, complex convention, memory, threads."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+
+
+def test_complex_abs_squared_convention():
+    z = da.tensor(3 + 4j, requires_grad=True)
+    (z * z.conj()).real.backward()
+    assert z.grad.item() == pytest.approx(6 + 8j)
+    z2 = da.tensor(3 + 4j, requires_grad=True)
+    (dnp.abs(z2) ** 2).backward()
+    assert z2.grad.item() == pytest.approx(6 + 8j)
+
+
+@pytest.mark.parametrize("f, df", [(dnp.exp, np.exp), (dnp.sin, np.cos),
+                                   (lambda z: z**3, lambda z: 3 * z**2)])
+def test_holomorphic_gives_conj_derivative_times_grad_out(f, df):
+    z0, g = 0.3 - 0.8j, 1.5 + 0.5j
+    z = da.tensor(z0, requires_grad=True)
+    (gz,) = da.grad(f(z), z, grad_outputs=da.tensor(g))
+    assert gz.item() == pytest.approx(np.conj(df(z0)) * g)
+
+
+def test_real_to_complex_and_complex_to_real_boundaries():
+    x = da.tensor(0.7, requires_grad=True)
+    # R -> C -> R: L = |exp(i x)|^2 + Re(exp(i x)) ; dL/dx = -sin x
+    w = dnp.exp(x * 1j)
+    (gx,) = da.grad(dnp.abs(w) ** 2 + w.real, x)
+    assert gx.dtype == np.float64
+    assert gx.item() == pytest.approx(-np.sin(0.7))
+    z = da.tensor(1.0 + 2.0j, requires_grad=True)
+    (gz,) = da.grad(dnp.angle(z), z)  # C -> R: grad = d/dx + i d/dy of atan2(y, x)
+    assert gz.item() == pytest.approx(-2 / 5 + 1j * (1 / 5))
+
+
+def test_implicit_grad_needs_scalar_and_requires_grad():
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        da.tensor(1.0).backward()
+    with pytest.raises(RuntimeError, match="Mismatch in shape"):
+        (x * 2).backward(da.tensor([1.0]))
+
+
+def test_second_backward_through_freed_graph():
+    x = da.tensor(1.0, requires_grad=True)
+    y = dnp.exp(x)
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.item() == pytest.approx(2 * np.e)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_graph_that_saved_nothing_can_be_walked_again():
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 3.0).sum()
+    y.backward()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_requires_grad_on_integer_raises():
+    with pytest.raises(RuntimeError, match="floating point and complex"):
+        da.tensor([1, 2], requires_grad=True)
+
+
+def test_allow_unused():
+    x = da.tensor(1.0, requires_grad=True)
+    u = da.tensor(1.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        da.grad(x * 2, [x, u])
+    gx, gu = da.grad(x * 2, [x, u], allow_unused=True)
+    assert gx.item() == 2.0 and gu is None
+    _, gu = da.grad(x * 2, [x, u], materialize_grads=True)
+    assert gu.item() == 0.0
+
+
+def test_grad_of_non_leaf_and_retain_grad():
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    (gh,) = da.grad((h**2).sum(), h, retain_graph=True)
+    np.testing.assert_allclose(gh.numpy(), [6.0, 12.0])
+    (h**2).sum().backward()
+    np.testing.assert_allclose(h.grad.numpy(), [6.0, 12.0])
+    np.testing.assert_allclose(x.grad.numpy(), [18.0, 36.0])
+
+
+def test_hooks_replace_gradient_and_remove():
+    x = da.tensor([1.0], requires_grad=True)
+    h = x.register_hook(lambda g: g * 10)
+    (x * 2).sum().backward()
+    assert x.grad.item() == 20.0
+    h.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    assert x.grad.item() == 2.0
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.item()))
+    (x * 2).sum().backward()
+    assert seen == [4.0]
+
+
+def test_grad_layout_matches_leaf_and_accumulates_in_place():
+    a = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    x = da.as_tensor(a).requires_grad_()
+    (x * x).sum().backward()
+    assert x.grad.numpy().flags.f_contiguous
+    g = x.grad
+    (x * x).sum().backward()
+    assert x.grad is g  # accumulated in place
+    np.testing.assert_allclose(g.numpy(), 4 * a)
+
+
+def test_create_graph_double_backward():
+    x = da.tensor(0.5, requires_grad=True)
+    (g,) = da.grad(dnp.sin(x) * x**2, x, create_graph=True)
+    (gg,) = da.grad(g, x)
+    expect = -np.sin(0.5) * 0.25 + 4 * np.cos(0.5) * 0.5 + 2 * np.sin(0.5)
+    assert gg.item() == pytest.approx(expect)
+
+
+def test_forward_over_reverse_hvp():
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((3, 3))
+    A = A + A.T
+    x = da.tensor(rng.standard_normal(3), requires_grad=True)
+    v = rng.standard_normal(3)
+    with da.dual_level():
+        xd = da.make_dual(x, da.tensor(v))
+        y = 0.5 * (xd @ (A @ xd)) + dnp.sum(xd**3)
+        (g,) = da.grad(y, xd)
+        hv = da.unpack_dual(g).tangent.numpy()
+    np.testing.assert_allclose(hv, A @ v + 6 * x.detach().numpy() * v, rtol=1e-12)
+
+
+def test_reverse_over_forward():
+    x = da.tensor(0.9, requires_grad=True)
+    with da.dual_level():
+        y = dnp.sin(da.make_dual(x, da.tensor(1.0))) ** 2
+        t = da.unpack_dual(y).tangent  # d/dx sin^2 = sin(2x)
+    (g,) = da.grad(t, x)
+    assert g.item() == pytest.approx(2 * np.cos(1.8))
+
+
+def test_inplace_change_of_saved_value_is_caught():
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1.0
+    y = dnp.exp(h)  # saves its output
+    y2 = (h * h).sum()  # saves h
+    h[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y2.backward()
+    _ = y
+
+
+def test_inplace_on_leaf_that_requires_grad_raises():
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        x[0] = 3.0
+    with da.no_grad():
+        x[0] = 3.0  # allowed, as in torch
+    assert x.detach().numpy()[0] == 3.0
+
+
+def test_setitem_rebases_history():
+    x = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 2
+    y[1] = x[0] ** 2
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2 + 2, 0.0, 2.0])
+
+
+def test_intermediate_not_read_is_freed_during_forward():
+    x = da.tensor(np.ones(10), requires_grad=True)
+    h = x * 2.0  # read by nobody below: add saves nothing
+    ref = weakref.ref(h)
+    y = (h + 1.0).sum()
+    del h
+    gc.collect()
+    assert ref() is None
+    y.backward()
+
+
+def test_graph_freed_after_backward():
+    x = da.tensor(np.ones(10), requires_grad=True)
+    h = dnp.exp(x)
+    y = dnp.sin(h).sum()  # sin saves h
+    ref = weakref.ref(h)
+    del h
+    gc.collect()
+    assert ref() is not None  # kept: sin's rule reads it
+    y.backward()
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def test_grad_modes_are_thread_local():
+    out = {}
+
+    def worker():
+        with da.no_grad():
+            barrier.wait()
+            out["worker"] = da.is_grad_enabled()
+            barrier.wait()
+
+    barrier = threading.Barrier(2)
+    t = threading.Thread(target=worker)
+    t.start()
+    barrier.wait()
+    out["main"] = da.is_grad_enabled()
+    x = da.tensor(1.0, requires_grad=True)
+    out["recorded"] = (x * 2).requires_grad
+    barrier.wait()
+    t.join()
+    assert out == {"worker": False, "main": True, "recorded": True}
+
+
+def test_inference_mode_tensors_cannot_be_recorded():
+    x = da.tensor([1.0], requires_grad=True)
+    with da.inference_mode():
+        c = da.tensor([2.0]) * 3
+        assert da.is_inference_mode_enabled()
+    assert c.is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors"):
+        _ = x * c.requires_grad_()
+
+
+def test_grad_mode_decorators():
+    @da.no_grad()
+    def f(x):
+        return x * 2
+
+    x = da.tensor(1.0, requires_grad=True)
+    assert not f(x).requires_grad
+    with da.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_batched_cotangents_one_pass_equal_separate():
+    rng = np.random.default_rng(2)
+    x = da.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    y = dnp.tanh(x @ x.T) + x.sum()
+    V = rng.standard_normal((4, 3, 3))
+    (gb,) = da.grad(y, x, grad_outputs=da.tensor(V), is_grads_batched=True, retain_graph=True)
+    assert gb.shape == (4, 3, 2)
+    for b in range(4):
+        (g,) = da.grad(y, x, grad_outputs=da.tensor(V[b]), retain_graph=True)
+        np.testing.assert_allclose(gb.numpy()[b], g.numpy(), rtol=1e-12)
+
+
+def test_backward_inputs_and_deprecated_spellings():
+    x = da.tensor(1.0, requires_grad=True)
+    w = da.tensor(2.0, requires_grad=True)
+    (x * w).backward(inputs=[x])
+    assert x.grad.item() == 2.0 and w.grad is None
+    with pytest.warns(DeprecationWarning):
+        da.backward(variables=[x * w], grad_variables=[da.tensor(1.0)])
+    assert x.grad.item() == 4.0
+
+
+def test_nonlinear_jvp_error_names_the_operation():
+    class Bad(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            return dnp.sin(t)
+
+    x = da.tensor(1.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="applies 'sin' to a tangent"):
+        Bad.apply(x).backward()
+
+
+def test_invariant_one_rule_per_primitive():
+    """Non-linear primitives have only a JVP; every linear one has a transpose rule."""
+    from dualad.ops import elementwise as E
+    from dualad.ops import linear as L
+    from dualad.ops import reductions as R
+
+    prims = list(E.PRIMS.values()) + [
+        v for m in (L, R) for v in vars(m).values() if isinstance(v, da._dispatch.Primitive)
+    ]
+    assert len(prims) > 60
+    for p in prims:
+        if p.nondiff:
+            assert p.jvp is None and p.transpose is None, p.name
+            continue
+        assert p.jvp is not None, p.name
+        if p.linear:
+            assert p.transpose is not None, f"linear {p.name} lacks a transpose rule"
+            assert p.batch is not None and p.aval is not None, p.name
+        else:
+            assert p.transpose is None, f"non-linear {p.name} carries a reverse rule"
+        assert not hasattr(p, "vjp") and not hasattr(p, "backward"), p.name
