@@ -12,11 +12,14 @@ the array semantics follow NumPy.
 tensor([2., 4.])
 """
 
+from . import (
+    _interop,  # noqa: F401  (NumPy dispatch)
+    _tensor_autograd,  # noqa: F401
+    forward_ad,
+    numpy,
+    reverse,  # noqa: F401  (installs recording and linearization)
+)
 from . import ops as _ops  # noqa: F401  (operators and methods)
-from . import _interop  # noqa: F401  (NumPy dispatch)
-from . import reverse  # noqa: F401  (installs recording and linearization)
-from . import _tensor_autograd  # noqa: F401
-from . import forward_ad, numpy
 from ._tensor import Tensor
 from ._version import __version__
 from .forward_ad import (
@@ -27,6 +30,7 @@ from .forward_ad import (
     make_dual,
     unpack_dual,
 )
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -51,7 +55,6 @@ from .ops.functions import (
     zeros_like,
 )
 from .reverse import backward, grad
-from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 
 __all__ = [
     "Tensor", "__version__", "forward_ad", "numpy", "reverse",

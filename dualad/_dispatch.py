@@ -23,7 +23,8 @@ zero tangents costs exactly the plain op.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import _dispatch as D
 from ._tensor import Tensor

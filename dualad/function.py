@@ -18,7 +18,7 @@ import numpy as np
 from . import _dispatch as D
 from . import grad_mode as gm
 from ._tensor import Tensor, _make
-from .reverse.graph import Node, SavedValue, edge_of, _set_node
+from .reverse.graph import Node, SavedValue, _set_node, edge_of
 from .reverse.linearize import linearize, placeholder, transpose_program
 
 
@@ -230,7 +230,7 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
             f"(expected {n_in}, got {len(res)})"
         )
     out = []
-    for r, (shape, dtype), need in zip(res[:n_in], node.avals, needs, strict=True):
+    for r, (shape, _), need in zip(res[:n_in], node.avals, needs, strict=True):
         if r is None or not need:
             out.append(None)
             continue

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import builtins
 import string
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -323,7 +324,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     """``numpy.nansum``: NaNs count as zero (and get zero derivative)."""
     a = asarray_t(a)
-    return sum(where(isnan(a), 0, a), axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(where(_P["isnan"](a), 0, a), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,

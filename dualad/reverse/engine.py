@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import heapq
 import warnings
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,8 @@ def run(
     buf: dict[int, list[Any]] = {}
     for (n, nr), c in zip(roots, cts, strict=True):
         _add_to(buf, n, nr, c)
-    heap = [(-n.seq, id(n), n) for n in {id(n): n for n, _ in roots}.values() if deps.get(n, 0) == 0]
+    starts = {id(n): n for n, _ in roots}.values()
+    heap = [(-n.seq, id(n), n) for n in starts if deps.get(n, 0) == 0]
     heapq.heapify(heap)
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
