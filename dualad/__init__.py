@@ -16,6 +16,7 @@ from . import (
     _interop,  # noqa: F401  (NumPy dispatch)
     _tensor_autograd,  # noqa: F401
     forward_ad,
+    functional,  # noqa: E402  (builds on both modes)
     numpy,
     reverse,  # noqa: F401  (installs recording and linearization)
 )
@@ -39,6 +40,7 @@ from .grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 from .ops.functions import (
     arange,
     as_tensor,
@@ -63,5 +65,5 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
     "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
     "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
-    "once_differentiable",
+    "once_differentiable", "functional", "GradcheckError", "gradcheck", "gradgradcheck",
 ]

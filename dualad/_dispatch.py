@@ -70,7 +70,7 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
-        "linear", "joint", "nondiff", "view", "multi", "fast",
+        "linear", "joint", "nondiff", "view", "multi", "fast", "boundary",
     )
 
     def __init__(
@@ -101,6 +101,7 @@ class Primitive:
         self.view = view
         self.multi = multi
         self.fast: Callable[..., Any] | None = None  # optional array-level JVP (same rule)
+        self.boundary = False  # changes the number of batch axes: always use ``batch``
 
     def reads_for(self, i: int) -> tuple[Any, ...]:
         r = self.reads
@@ -172,7 +173,7 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         arrays = [a._data if a.__class__ is Tensor else a for a in args]
     else:  # nondiff: args already stripped to arrays, ``raw`` keeps the Tensors for nb
         arrays, args = args, raw
-    if nb:
+    if nb or prim.boundary:
         if prim.batch is None:
             raise RuntimeError(
                 f"dualad: {prim.name} received a batched tangent, but it has no batching rule; "

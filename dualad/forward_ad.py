@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import _dispatch as D
+from . import grad_mode as _gm
 from ._tensor import Tensor, _make
 
 __all__ = [
@@ -182,7 +183,18 @@ def _insert(x: Tensor, L: int, t: Tensor) -> Tensor:
 
 
 def _with_nb(t: Tensor, nb: int) -> Tensor:
-    """A copy of the Tensor structure with ``nb`` batch axes marked (data shared)."""
+    """``t`` with ``nb`` leading axes marked as batch axes (data shared).
+
+    When ``t`` is tracked (requires grad, or dual), the change is recorded as the
+    linear primitives ``rebatch``/``unbatch`` so derivatives through it stay right.
+    """
+    if t._nb == nb:
+        return t
+    if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
+        from .ops import linear as L
+
+        prim = L.rebatch if nb > t._nb else L.unbatch
+        return D.apply(prim, t, size=t._data.shape[0])
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))
     u = _make(t._data)

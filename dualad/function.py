@@ -57,8 +57,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        if self._saved is None:
-            return tuple(self.to_save)
+        if self._saved is None:  # in forward/jvp: what was saved, for backward or for forward
+            return tuple(self.to_save) or tuple(self.saved_for_forward)
         node = self._node
         if node is not None and node.released and node.saved is None:
             node._unpack()  # raises torch's "backward through the graph a second time"
@@ -133,6 +133,12 @@ class Function(metaclass=_FunctionMeta):
         live = [D.strip(a) if isinstance(a, Tensor) else a for a in args]
         L = max((a._level for a in live if isinstance(a, Tensor) and a._level < D.LIN),
                 default=0)
+        if len(set().union(*[_levels(a) for a in live if isinstance(a, Tensor)])) > 1:
+            raise RuntimeError(
+                f"{cls.__name__}.apply: the inputs carry tangents at two nested dual levels; "
+                "custom Functions support one dual level at a time (compose dualad "
+                "operations instead to get higher-order forward derivatives)"
+            )
         plain: list[Any] = []
         back: dict[int, Any] = {}
         for a in live:
@@ -167,11 +173,25 @@ class Function(metaclass=_FunctionMeta):
                         for p, t in zip(plain, tans, strict=True)]
                 tout = cls.jvp(ctx, *full)
                 tout = (tout,) if not isinstance(tout, tuple) else tout
+                nb = max((t._nb for t in full if isinstance(t, Tensor)), default=0)
+                for t in tout:
+                    if isinstance(t, Tensor) and t._nb < nb:
+                        raise RuntimeError(
+                            f"{cls.__name__}.jvp returned a tangent without the batch axis of "
+                            "its batched input tangents; compute it from the tangents with "
+                            "dualad operations (they carry the batch axis)"
+                        )
                 outs = [o if (t is None or id(o) in nondiff) else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
         if gm.state.grad and any(ctx.needs_input_grad):
             _record(cls, ctx, live, plain, back, outs, nondiff)
         return outs[0] if single else tuple(outs)
+
+
+def _levels(t: Tensor) -> set[int]:
+    if not t._level or t._level >= D.LIN:
+        return set()
+    return {t._level} | _levels(t._primal) | _levels(t._tangent)
 
 
 def _zeros_like(p: Tensor) -> Tensor:
@@ -235,6 +255,12 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
             out.append(None)
             continue
         r = r if isinstance(r, Tensor) else _make(np.asarray(r))
+        gnb = max((g._nb for g in grads if isinstance(g, Tensor)), default=0)
+        if r._nb < gnb:
+            raise RuntimeError(
+                f"{cls.__name__}.backward returned a gradient without the batch axis of its "
+                "batched grad_outputs; compute it from the grad_outputs with dualad operations"
+            )
         if r.shape != shape:
             raise RuntimeError(
                 f"Function {cls.__name__}Backward returned an invalid gradient - got "

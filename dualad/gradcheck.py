@@ -74,10 +74,6 @@ def _is_inexact(t: Any) -> bool:
     return bool(np.issubdtype(np.dtype(t.dtype), np.inexact))
 
 
-def _is_complex(t: Any) -> bool:
-    return bool(np.issubdtype(np.dtype(t.dtype), np.complexfloating))
-
-
 def _arr(t: Any) -> np.ndarray:
     """A private NumPy copy of a tensor's value (no tangent, no graph)."""
     return np.array(t.detach().numpy(), copy=True)
@@ -86,9 +82,7 @@ def _arr(t: Any) -> np.ndarray:
 def _fmt(a: Any) -> str:
     # Local print options so the user's global numpy printing is untouched;
     # large Jacobians are summarised with edge items.
-    return np.array2string(
-        np.asarray(a), precision=6, threshold=400, edgeitems=4, max_line_width=100
-    )
+    return np.array2string(np.asarray(a), precision=6, threshold=400, edgeitems=4, max_line_width=100)
 
 
 def _num(x: Any) -> str:
@@ -244,9 +238,7 @@ class _Check:
         return da_, (db_ if cplx else None)
 
     @staticmethod
-    def combine(
-        da_: np.ndarray, db_: np.ndarray | None, part: str, complex_out: bool
-    ) -> np.ndarray:
+    def combine(da_: np.ndarray, db_: np.ndarray | None, part: str, complex_out: bool) -> np.ndarray:
         """The numerical ``2 * CW`` matrix of one (real) part of an output.
 
         For the real part ``hr`` of the output: ``d hr/da + i d hr/db``; the
@@ -385,14 +377,13 @@ class _Check:
         return jac
 
     # ------------------------------------------------------------------ messages
-    def _slow_msg(
-        self, a: np.ndarray, n: np.ndarray, k: int, i: int, atol: float | None = None
-    ) -> str:
+    def _slow_msg(self, a: np.ndarray, n: np.ndarray, k: int, i: int, atol: float | None = None) -> str:
         atol = self.atol if atol is None else atol
         return (
             _mismatch_entries(
                 a, n, self.rtol, atol, tuple(self.outs[k].shape), tuple(self.base[i].shape)
             )
+            + "Jacobians (rows: output elements, columns: input elements, C order):\n"
             + f"numerical:\n{_fmt(n)}\nanalytical:\n{_fmt(a)}\n"
         )
 
@@ -401,9 +392,7 @@ class _Check:
         mode = "computed with forward mode " if forward else ""
         return f"{prefix}Jacobian {mode}mismatch for output {k} with respect to input {i},\n"
 
-    def _compare(
-        self, a: np.ndarray, n: np.ndarray, k: int, i: int, forward: bool, prefix: str
-    ) -> None:
+    def _compare(self, a: np.ndarray, n: np.ndarray, k: int, i: int, forward: bool, prefix: str) -> None:
         if not np.allclose(a, n, rtol=self.rtol, atol=self.atol):
             raise GradcheckError(self._header(k, i, forward, prefix) + self._slow_msg(a, n, k, i))
 
@@ -490,7 +479,7 @@ class _Check:
             self._header(k, i, forward, prefix)
             + f"fast mode compares {what} for random u"
             + ("" if forward else " and v")
-            + f":\nnumerical:{_fmt(n)}\nanalytical:{_fmt(a)}\n\n"
+            + f":\nnumerical: {_fmt(n)}\nanalytical: {_fmt(a)}\n\n"
             + "Recomputing the full Jacobians of this pair in slow mode:\n"
             + self._slow_msg(sa, sn, k, i)
         )
@@ -531,9 +520,7 @@ class _Check:
                     # v^T (atol * ones) u: the slow-mode tolerance seen through the reduction.
                     tol = self.atol * float(ur[i].sum()) * float(v[k].sum())
                     if not np.allclose(a, n, rtol=self.rtol, atol=tol):
-                        raise self._fast_fail(
-                            a, n, k, i, False, _prefix(part, "outputs", cout), part
-                        )
+                        raise self._fast_fail(a, n, k, i, False, _prefix(part, "outputs", cout), part)
 
     def fast_forward(self) -> None:
         ur, ui, _ = self.fast_vectors()
@@ -549,9 +536,7 @@ class _Check:
                 for k in self.diff_out:
                     a = ana[k].reshape(-1)
                     if not np.allclose(a, ref[k], rtol=self.rtol, atol=tol):
-                        raise self._fast_fail(
-                            a, ref[k], k, i, True, _prefix(part, "inputs", cin), part
-                        )
+                        raise self._fast_fail(a, ref[k], k, i, True, _prefix(part, "inputs", cin), part)
 
     # ------------------------------------------------------------------ extra checks
     def _random_like(self, shape: tuple, dtype: Any) -> np.ndarray:
@@ -579,9 +564,7 @@ class _Check:
                     is_grads_batched=True,
                 )
             except (RuntimeError, ValueError, TypeError) as e:
-                raise GradcheckError(
-                    f"Batched gradient computation failed for output {k}: {e}"
-                ) from e
+                raise GradcheckError(f"Batched gradient computation failed for output {k}: {e}") from e
             for pos, (i, g) in enumerate(zip(self.diff_in, got, strict=True)):
                 exp = np.stack([e[pos] for e in expected])
                 res = np.zeros_like(exp) if g is None else _arr(g)
@@ -600,7 +583,7 @@ class _Check:
             expected = [self.jvp(i, t) for t in ts]
             try:
                 got = self.jvp(i, ts, batched=True)
-            except GradcheckError:
+            except GradcheckError:  # already a precise report; don't re-wrap it below
                 raise
             except (RuntimeError, ValueError, TypeError) as e:
                 raise GradcheckError(
@@ -642,7 +625,7 @@ class _Check:
             zeros = [np.zeros(tuple(o.shape), np.dtype(o.dtype)) for o in outs]
             try:
                 grads = self._grad_arrays(outs, zeros)
-            except GradcheckError:
+            except GradcheckError:  # already a precise report; don't re-wrap it below
                 raise
             except RuntimeError as e:
                 raise GradcheckError(
@@ -812,15 +795,11 @@ def gradcheck(
     True
     """
     if not (check_forward_ad or check_backward_ad):
-        raise ValueError(
-            "Expected at least one of check_forward_ad or check_backward_ad to be True"
-        )
+        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     if check_batched_grad and not check_backward_ad:
         raise ValueError("Setting check_batched_grad=True requires check_backward_ad to be True")
     if check_batched_forward_grad and not check_forward_ad:
-        raise ValueError(
-            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
-        )
+        raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
     try:
         return _gradcheck(
             func,
@@ -943,18 +922,14 @@ check_grad_dtypes, check_batched_grad, fast_mode, masked
     True
     """
     if not (check_fwd_over_rev or check_rev_over_rev):
-        raise ValueError(
-            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
-        )
+        raise ValueError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
     if check_undefined_grad and not check_rev_over_rev:
         raise ValueError(
-            "Setting check_undefined_grad=True in gradgradcheck requires check_rev_over_rev "
-            "to be True"
+            "Setting check_undefined_grad=True in gradgradcheck requires check_rev_over_rev to be True"
         )
     if check_batched_grad and not check_rev_over_rev:
         raise ValueError(
-            "Setting check_batched_grad=True in gradgradcheck requires check_rev_over_rev "
-            "to be True"
+            "Setting check_batched_grad=True in gradgradcheck requires check_rev_over_rev to be True"
         )
     da = _da()
     xs = _as_tuple(inputs)
@@ -972,9 +947,7 @@ check_grad_dtypes, check_batched_grad, fast_mode, masked
         # gradcheck may call this in any grad mode; the inner backward must be recorded.
         with da.enable_grad():
             outs = [o for o in _as_tuple(func(*ins)) if _is_tensor(o) and o.requires_grad]
-            gs = da.grad(
-                outs, [ins[i] for i in diff_in], list(vs), create_graph=True, allow_unused=True
-            )
+            gs = da.grad(outs, [ins[i] for i in diff_in], list(vs), create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(

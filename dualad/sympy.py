@@ -54,10 +54,13 @@ import dualad.numpy as dnp
 
 __all__ = [
     "DUALAD_FUNCTIONS",
+    "HESSIAN_MODES",
+    "JACOBIAN_MODES",
     "SYMPY_FUNCTIONS",
     "CrossCheckEntry",
     "CrossCheckError",
     "CrossCheckReport",
+    "LambdifiedFunction",
     "UnsupportedFunctionError",
     "check",
     "lambdify",
@@ -1215,7 +1218,10 @@ def check(
     Parameters
     ----------
     exprs : sympy.Expr, list (possibly nested) or Matrix
-        The function. Must be real-valued or complex-valued for real inputs.
+        The function. The inputs are real (points are real vectors); the
+        output may be complex if the expression contains ``I`` - its real and
+        imaginary parts are then differentiated separately, so no complex
+        cotangent convention is involved.
     symbols : sequence of Symbol (or one Symbol)
         The variables to differentiate with respect to, in order.
     at : mapping, sequence or array, optional

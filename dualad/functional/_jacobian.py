@@ -73,8 +73,9 @@ def err_independent(i: int, j: int, what: str = "Jacobian") -> RuntimeError:
 
 
 def err_constant_jacobian(i: int, j: int, what: str = "Jacobian") -> RuntimeError:
+    part = f"Hessian block [{i}][{j}]" if what == "Hessian" else f"{what} of output {i} w.r.t. input {j}"
     return RuntimeError(
-        f"The {what} of output {i} w.r.t. input {j} does not depend on the inputs, so with "
+        f"The {part} does not depend on the inputs, so with "
         "create_graph=True it cannot be differentiated again. strict=True does not allow this."
     )
 
@@ -166,8 +167,8 @@ def reverse_blocks(
                     retain_graph=True, create_graph=create_graph, allow_unused=True,
                 )
                 for j, gj in enumerate(g):
-                    row = None if gj is None else gj.reshape((1,) + tuple(gj.shape))
-                    pieces[j].append((1, row))
+                    one = None if gj is None else gj.reshape((1,) + tuple(gj.shape))
+                    pieces[j].append((1, one))
         for j in range(n_in):
             if all(p is None for _, p in pieces[j]):
                 if strict:

@@ -138,6 +138,13 @@ def _split_aux(res: Any, has_aux: bool, fn_name: str) -> tuple[Any, Any]:
     return res[0], res[1]
 
 
+def _needs_graph(leaves: Sequence[Any]) -> bool:
+    """Must our backward pass be recorded? Only if an enclosing *reverse* pass will
+    differentiate through it (an input requires grad, and grad mode is on);
+    enclosing forward passes see through an unrecorded backward pass anyway."""
+    return da.is_grad_enabled() and any(is_tensor(x) and x.requires_grad for x in leaves)
+
+
 def _finish(x: Any, keep: bool) -> Any:
     """Detach a result unless an enclosing transform needs its history."""
     if not is_tensor(x):
@@ -182,6 +189,7 @@ def value_and_grad(
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         spec = _Args(args, argnums, "grad")
+        graph = _needs_graph(spec.leaves)
         prepped = [_reverse_leaf(x, "grad") for x in spec.leaves]
         tracked = any(p[2] for p in prepped)
         with da.enable_grad():
@@ -201,8 +209,7 @@ def value_and_grad(
                 )
             targets = [p[1] for p in prepped]
             if out_t.requires_grad:
-                g = da.grad(out_t, targets, create_graph=tracked and da.is_grad_enabled(),
-                            allow_unused=True)
+                g = da.grad(out_t, targets, create_graph=graph, allow_unused=True)
             else:
                 g = (None,) * len(targets)
         gs = [
@@ -312,6 +319,7 @@ def jacrev(
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         spec = _Args(args, argnums, "jacrev")
+        graph = _needs_graph(spec.leaves)
         prepped = [_reverse_leaf(x, "jacrev") for x in spec.leaves]
         tracked = any(p[2] for p in prepped)
         with da.enable_grad():
@@ -319,10 +327,9 @@ def jacrev(
             out, aux = _split_aux(res, has_aux, "jacrev")
             out_leaves, out_tree = tree_flatten(out)
             outs = [_to_tensor(o) for o in out_leaves]
-            keep = tracked and da.is_grad_enabled()
             J = reverse_blocks(
                 outs, [p[1] for p in prepped], vectorize=True, chunk_size=chunk_size,
-                create_graph=keep, strict=False,
+                create_graph=graph, strict=False,
             )
         J = [[_finish(b, tracked) for b in row] for row in J]
         jac = _nest_jacobian(spec, out_tree, J)
@@ -465,6 +472,7 @@ def linearize(
     tensor([ 0., 24.])
     """
     leaves, in_tree = tree_flatten(primals)
+    graph = _needs_graph(leaves)
     prepped = [_reverse_leaf(x, "linearize") for x in leaves]
     tracked = any(p[2] for p in prepped)
     targets = [p[1] for p in prepped]
@@ -497,7 +505,7 @@ def linearize(
             with da.enable_grad():
                 r = da.grad(
                     [g for _, g in live], ws, [us[j] for j, _ in live],
-                    retain_graph=True, create_graph=tracked, allow_unused=True,
+                    retain_graph=True, create_graph=graph, allow_unused=True,
                 )
         else:
             r = (None,) * len(ws)

@@ -20,7 +20,9 @@ from .._tensor import Tensor, _make
 from . import elementwise as E
 from . import linear as L
 from . import reductions as R
-from ._util import norm_axes, norm_axis, shape_of
+from ._util import norm_axes as _norm_axes
+from ._util import norm_axis as _norm_axis
+from ._util import shape_of as _shape_of
 
 for _n, _p in E.PRIMS.items():
     globals()[_n] = _p
@@ -215,7 +217,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
         a = astype(a, dtype, copy=False)
     if a.dtype.kind in "biu" and dtype is None:
         return _make(np.asarray(np.sum(a._data, axis=axis, keepdims=keepdims)))
-    return apply(L.reduce_sum, a, axis=norm_axes(axis, a.ndim), keepdims=bool(keepdims))
+    return apply(L.reduce_sum, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -232,7 +234,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         a = astype(a, dtype or np.float64)
     elif dtype is not None:
         a = astype(a, dtype, copy=False)
-    axes = norm_axes(axis, a.ndim)
+    axes = _norm_axes(axis, a.ndim)
     n = _count(a.shape, axes)
     s = apply(L.reduce_sum, a, axis=axes, keepdims=bool(keepdims))
     return s * (1.0 / n) if n else s * np.nan
@@ -244,7 +246,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
     a = asarray_t(a)
     if a.dtype.kind in "biu":
         a = astype(a, np.float64)
-    axes = norm_axes(axis, a.ndim)
+    axes = _norm_axes(axis, a.ndim)
     d = a - mean(a, axis=axes, keepdims=True)
     sq = real(d * conj(d)) if _is_c(d) else d * d
     n = _count(a.shape, axes) - ddof
@@ -259,7 +261,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
 
 def _extreme(prim: Any, a: Any, axis: Any, keepdims: bool, name: str) -> Any:
     a = asarray_t(a)
-    axes = norm_axes(axis, a.ndim)
+    axes = _norm_axes(axis, a.ndim)
     if a.size == 0 and _count(a.shape, axes) == 0:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if a.dtype.kind not in "fc":
@@ -294,7 +296,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         a = astype(a, dtype, copy=False)
     if a.dtype.kind not in "fc":
         return _make(np.asarray(np.prod(a._data, axis=axis, keepdims=keepdims)))
-    return apply(R.prod, a, axis=norm_axes(axis, a.ndim), keepdims=bool(keepdims))
+    return apply(R.prod, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
 def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
@@ -306,7 +308,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
         a, axis = ravel(a), 0
     if a.dtype.kind not in "fc":
         return _make(np.cumsum(a._data, axis=axis))
-    return apply(L.cumsum, a, axis=norm_axis(axis, a.ndim))
+    return apply(L.cumsum, a, axis=_norm_axis(axis, a.ndim))
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
@@ -318,7 +320,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
         a, axis = ravel(a), 0
     if a.dtype.kind not in "fc":
         return _make(np.cumprod(a._data, axis=axis))
-    return apply(R.cumprod, a, axis=norm_axis(axis, a.ndim))
+    return apply(R.cumprod, a, axis=_norm_axis(axis, a.ndim))
 
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
@@ -336,10 +338,13 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         scl = _make(np.asarray(float(a.size / builtins.max(avg.size, 1)), dtype=avg.dtype))
         return (avg, broadcast_to(scl, avg.shape)) if returned else avg
     w = asarray_t(weights)
+    rt = np.result_type(a.dtype, w.dtype, *([np.float64] if a.dtype.kind in "biu" else []))
+    a = a if a.dtype == rt else astype(a, rt)
+    w = w if w.dtype == rt else astype(w, rt)  # NumPy sums the weights in the result dtype
     if w.shape != a.shape:
         if axis is None:
             raise TypeError("average: axis must be given when shapes of a and weights differ")
-        ax = norm_axis(axis, a.ndim)
+        ax = _norm_axis(axis, a.ndim)
         w = reshape(w, tuple(w.shape[0] if i == ax else 1 for i in range(a.ndim)))
     scl = sum(broadcast_to(w, a.shape) if w.shape != a.shape else w, axis=axis, keepdims=keepdims)
     avg = sum(a * w, axis=axis, keepdims=keepdims) / scl
@@ -374,9 +379,9 @@ count_nonzero = _nd(np.count_nonzero)
 isclose = lambda a, b, **kw: _make(np.isclose(_raw(a), _raw(b), **kw))  # noqa: E731
 allclose = lambda a, b, **kw: bool(np.allclose(_raw(a), _raw(b), **kw))  # noqa: E731
 array_equal = lambda a, b, **kw: bool(np.array_equal(_raw(a), _raw(b), **kw))  # noqa: E731
-shape = lambda a: shape_of(a)  # noqa: E731
+shape = lambda a: _shape_of(a)  # noqa: E731
 ndim = lambda a: _ndim(a)  # noqa: E731
-size = lambda a: int(np.prod(shape_of(a)))  # noqa: E731
+size = lambda a: int(np.prod(_shape_of(a)))  # noqa: E731
 
 
 def _raw(a: Any) -> Any:
@@ -429,7 +434,7 @@ def ravel(a: Any, order: str = "C") -> Any:
 def transpose(a: Any, axes: Any = None) -> Any:
     """``numpy.transpose``."""
     a = asarray_t(a)
-    axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(norm_axis(int(x), a.ndim)
+    axes = tuple(reversed(range(a.ndim))) if axes is None else tuple(_norm_axis(int(x), a.ndim)
                                                                      for x in axes)
     if sorted(axes) != list(range(a.ndim)):
         raise ValueError("axes don't match array")
@@ -444,15 +449,15 @@ permute_dims = transpose
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     a = asarray_t(a)
     p = list(range(a.ndim))
-    i, j = norm_axis(axis1, a.ndim), norm_axis(axis2, a.ndim)
+    i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
     p[i], p[j] = p[j], p[i]
     return transpose(a, p)
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     a = asarray_t(a)
-    src = [norm_axis(int(s), a.ndim) for s in np.atleast_1d(source)]
-    dst = [norm_axis(int(d), a.ndim) for d in np.atleast_1d(destination)]
+    src = [_norm_axis(int(s), a.ndim) for s in np.atleast_1d(source)]
+    dst = [_norm_axis(int(d), a.ndim) for d in np.atleast_1d(destination)]
     order = [n for n in range(a.ndim) if n not in src]
     for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
@@ -463,14 +468,14 @@ def expand_dims(a: Any, axis: Any) -> Any:
     a = asarray_t(a)
     axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     nd = a.ndim + len(axes)
-    axes = norm_axes(axes, nd)
+    axes = _norm_axes(axes, nd)
     it = iter(a.shape)
     return reshape(a, tuple(1 if i in axes else next(it) for i in range(nd)))
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
     a = asarray_t(a)
-    axes = tuple(i for i, d in enumerate(a.shape) if d == 1) if axis is None else norm_axes(
+    axes = tuple(i for i, d in enumerate(a.shape) if d == 1) if axis is None else _norm_axes(
         axis, a.ndim)
     for i in axes:
         if a.shape[i] != 1:
@@ -488,7 +493,7 @@ def broadcast_to(a: Any, shape: Any) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
-    shp = np.broadcast_shapes(*[shape_of(a) for a in args])
+    shp = np.broadcast_shapes(*[_shape_of(a) for a in args])
     return [broadcast_to(a, shp) for a in args]
 
 
@@ -527,7 +532,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if dt.kind not in "fc":
         return _make(np.concatenate([x._data for x in arrays], axis=axis).astype(dt))
     arrays = [x if x.dtype == dt else astype(x, dt) for x in arrays]
-    return apply(L.concatenate, *arrays, axis=norm_axis(axis, nd))
+    return apply(L.concatenate, *arrays, axis=_norm_axis(axis, nd))
 
 
 concat = concatenate
@@ -539,7 +544,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
         raise ValueError("need at least one array to stack")
     if builtins.any(x.shape != arrays[0].shape for x in arrays):
         raise ValueError("all input arrays must have the same shape")
-    ax = norm_axis(axis, arrays[0].ndim + 1)
+    ax = _norm_axis(axis, arrays[0].ndim + 1)
     return concatenate([expand_dims(x, ax) for x in arrays], axis=ax)
 
 
@@ -555,7 +560,7 @@ def vstack(tup: Sequence[Any]) -> Any:
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """``numpy.split``: each part is an index of the input."""
     ary = asarray_t(ary)
-    ax = norm_axis(axis, ary.ndim)
+    ax = _norm_axis(axis, ary.ndim)
     n = ary.shape[ax]
     if np.ndim(indices_or_sections) == 0:
         k = int(indices_or_sections)
@@ -571,7 +576,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     ary = asarray_t(ary)
-    n = ary.shape[norm_axis(axis, ary.ndim)]
+    n = ary.shape[_norm_axis(axis, ary.ndim)]
     if np.ndim(indices_or_sections) == 0:
         k = int(indices_or_sections)
         sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
@@ -581,7 +586,7 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 def flip(m: Any, axis: Any = None) -> Any:
     m = asarray_t(m)
-    axes = norm_axes(axis, m.ndim)
+    axes = _norm_axes(axis, m.ndim)
     return getitem(m, tuple(slice(None, None, -1) if i in axes else slice(None)
                             for i in range(m.ndim)))
 
@@ -599,7 +604,7 @@ def take(a: Any, indices: Any, axis: int | None = None) -> Any:
     a = asarray_t(a)
     if axis is None:
         return getitem(ravel(a), (np.asarray(_raw(indices)),))
-    ax = norm_axis(axis, a.ndim)
+    ax = _norm_axis(axis, a.ndim)
     return getitem(a, (slice(None),) * ax + (np.asarray(_raw(indices)),))
 
 
@@ -608,7 +613,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
     ind = np.asarray(_raw(indices))
     if axis is None:
         return getitem(ravel(arr), (ind,))
-    ax = norm_axis(axis, arr.ndim)
+    ax = _norm_axis(axis, arr.ndim)
     if ind.ndim != arr.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     key = []
@@ -629,7 +634,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     shifts = np.broadcast_to(shift, np.shape(axis)) if np.ndim(axis) else [shift]
     axes = np.atleast_1d(axis)
     for s, ax in zip(np.atleast_1d(shifts), axes, strict=True):
-        ax = norm_axis(int(ax), a.ndim)
+        ax = _norm_axis(int(ax), a.ndim)
         n = a.shape[ax]
         if n:
             a = take(a, (np.arange(n) - int(s)) % n, axis=ax)
@@ -640,7 +645,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     a = asarray_t(a)
     if axis is None:
         a, axis = ravel(a), 0
-    ax = norm_axis(axis, a.ndim)
+    ax = _norm_axis(axis, a.ndim)
     return take(a, np.repeat(np.arange(a.shape[ax]), repeats), axis=ax)
 
 
@@ -697,7 +702,7 @@ def tril(m: Any, k: int = 0) -> Any:
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """``numpy.diagonal`` (as a gather; the diagonal is the last axis)."""
     a = asarray_t(a)
-    a = moveaxis(a, (norm_axis(axis1, a.ndim), norm_axis(axis2, a.ndim)), (-2, -1))
+    a = moveaxis(a, (_norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
     i = np.arange(builtins.max(0, -offset), builtins.min(n, m - offset))
     return getitem(a, (Ellipsis, i, i + offset))
@@ -761,8 +766,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         ax_a, ax_b = list(range(na - k, na)), list(range(k))
     else:
         ax_a, ax_b = (list(np.atleast_1d(x)) for x in axes)
-        ax_a = [norm_axis(int(i), na) for i in ax_a]
-        ax_b = [norm_axis(int(i), nb) for i in ax_b]
+        ax_a = [_norm_axis(int(i), na) for i in ax_a]
+        ax_b = [_norm_axis(int(i), nb) for i in ax_b]
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]

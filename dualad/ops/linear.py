@@ -215,10 +215,17 @@ def _concat_aval(args: Any, *, axis: int) -> Any:
     return tuple(s), np.result_type(*[a.dtype for a in args])
 
 
-def _concat_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
-    from . import zeros_like
+def zeros_of(p: Any) -> Tensor:
+    """Zeros of ``p``'s shape and dtype, reading no values (``p`` may be a stand-in)."""
+    from .._tensor import _make
 
-    ts = [zeros_like(p) if t is None else t for p, t in zip(primals, tangents, strict=True)]
+    if isinstance(p, Tensor):
+        return _make(np.zeros(p.shape, p._data.dtype))
+    return _make(np.zeros_like(p))
+
+
+def _concat_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
+    ts = [zeros_of(p) if t is None else t for p, t in zip(primals, tangents, strict=True)]
     return apply(concatenate, *ts, axis=axis)
 
 
@@ -289,23 +296,24 @@ def _matmul_batch(arrays: Any, nbs: Any) -> Any:
     (a, b), (na, nbb) = arrays, nbs
     nb = max(na, nbb)
     ka, kb = a.ndim - na, b.ndim - nbb
-    if ka == 1 and na:  # batched vector on the left: make it a row
+    # one GEMM for a constant matrix against a batch of vectors (the Jacobian case)
+    if kb == 1 and nbb and not na and a.ndim == 2:
+        return np.matmul(b, a.T), nb
+    if ka == 1 and na and not nbb and b.ndim == 2:
+        return np.matmul(a, b), nb
+    if ka == 1:  # logical vectors become matrices, squeezed afterwards
         a = a[..., None, :]
-    if kb == 1 and nbb:  # batched vector on the right: make it a column
+    if kb == 1:
         b = b[..., :, None]
-    ka2, kb2 = a.ndim - na, b.ndim - nbb
-    nd = max(ka2, kb2)
-    if na:
-        a = align(a, na, nd)
-    if nbb:
-        b = align(b, nbb, nd)
+    nd = max(a.ndim - na, b.ndim - nbb)
+    a, b = align(a, na, nd), align(b, nbb, nd)
     r = np.matmul(a, b)
-    if ka == 1 and na:
-        r = r[..., 0, :] if (kb != 1 or nbb) else r
-    if kb == 1 and nbb:
-        r = r[..., 0]
-    if ka == 1 and na and kb == 1 and nbb:
-        r = r[..., 0] if r.ndim > nb else r
+    if ka == 1 and kb == 1:
+        return r[..., 0, 0], nb
+    if ka == 1:
+        return r[..., 0, :], nb
+    if kb == 1:
+        return r[..., 0], nb
     return r, nb
 
 
@@ -432,13 +440,11 @@ def _setitem_batch(arrays: Any, nbs: Any, *, idx: Index) -> Any:
 
 
 def _setitem_jvp(primals: Any, tangents: Any, out: Any, *, idx: Index) -> Any:
-    from . import zeros_like
-
     tx, tv = tangents
     x, v = primals
     if tx is None and tv is None:
         return None
-    tx = zeros_like(x) if tx is None else tx
+    tx = zeros_of(x) if tx is None else tx
     tv = 0.0 if tv is None else tv
     return apply(setitem, tx, tv, idx=idx)
 
@@ -451,3 +457,35 @@ setitem = Primitive(
     batch=_setitem_batch,
     aval=lambda args, *, idx: (args[0].shape, args[0].dtype),
 )
+
+
+# -- the batch boundary: a batched tangent handed to the user, and back ---------------------
+# The leading batch axis of a batched tangent is not part of its logical shape; when it is
+# exposed (unpack_dual, grad(is_grads_batched=True)) it becomes an ordinary axis. Recording
+# that as a linear primitive keeps reverse mode through it right: the two are transposes.
+
+
+def _unbatch_batch(arrays: Any, nbs: Any, *, size: int) -> Any:
+    return arrays[0], nbs[0] - 1
+
+
+def _rebatch_batch(arrays: Any, nbs: Any, *, size: int) -> Any:
+    return arrays[0], nbs[0] + 1
+
+
+unbatch = _linear1(
+    "unbatch",
+    lambda a, *, size: a,  # never unbatched: only reached with nb > 0
+    _unbatch_batch,
+    lambda args, *, size: ((size,) + args[0].shape, args[0].dtype),
+)
+rebatch = _linear1(
+    "rebatch",
+    lambda a, *, size: a,  # marks the leading axis as the batch axis (see _rebatch_batch)
+    _rebatch_batch,
+    lambda args, *, size: (args[0].shape[1:], args[0].dtype),
+)
+for _p in (unbatch, rebatch):
+    _p.view = True
+    _p.boundary = True
+

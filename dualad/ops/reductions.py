@@ -50,9 +50,10 @@ def _others_product(x: Any, axis: int) -> Any:
 
     n = x.shape[axis]
     one = F.ones_like(F.take(x, [0], axis=axis))
-    left = F.cumprod(F.concatenate([one, F.take(x, list(range(n - 1)), axis=axis)], axis), axis)
+    head = np.arange(n - 1)  # (an intp array even when empty: n == 1)
+    left = F.cumprod(F.concatenate([one, F.take(x, head, axis=axis)], axis), axis)
     rx = F.flip(x, axis)
-    right = F.cumprod(F.concatenate([one, F.take(rx, list(range(n - 1)), axis=axis)], axis), axis)
+    right = F.cumprod(F.concatenate([one, F.take(rx, head, axis=axis)], axis), axis)
     return left * F.flip(right, axis)
 
 

@@ -118,7 +118,7 @@ class Node:
 
     __slots__ = (
         "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "released",
-        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "metadata", "custom",
+        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "metadata", "custom", "nbs",
         "__weakref__",
     )
 
@@ -134,6 +134,7 @@ class Node:
         self.retain: dict[int, Any] = {}
         self.metadata: dict[Any, Any] = {}
         self.custom: Any = None
+        self.nbs: Any = None  # batch ranks of (output, *inputs) in the forward pass, if any
 
     def name(self) -> str:
         return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
@@ -190,12 +191,29 @@ class Node:
         for i, n in enumerate(needs):
             if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
                 res[i] = _zeros_for(cts, self.avals[i])
-        return res
+        return res if self.nbs is None else _sum_batch_axes(self, cts, res)
 
     def release(self) -> None:
         if self.saved:
             self.saved = None  # type: ignore[assignment]
             self.released = True
+
+
+def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
+    """An input that was unbatched in the forward pass gets the batch axes summed out."""
+    from ..forward_ad import _with_nb
+    from ..ops import functions as F
+
+    extra = next(c for c in cts if c is not None)._nb - node.nbs[0]  # the cotangents' own
+    for i, r in enumerate(res):
+        if r is None:
+            continue
+        want = extra + node.nbs[i + 1]
+        if r._nb > want:
+            k = r._nb - want
+            full = _with_nb(r, 0)
+            res[i] = _with_nb(F.sum(full, axis=tuple(range(extra, extra + k))), want)
+    return res
 
 
 def _zeros_for(cts: list[Any], aval: tuple[Any, Any]) -> Tensor:
@@ -283,6 +301,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     ]
     outs = out if prim.multi else (out,)
     node.out_avals = [(o.shape, o._data.dtype) for o in outs]
+    if outs[0]._nb:
+        node.nbs = [outs[0]._nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
     for r in reads:
         if r == "out":
             node.saved["out"] = [SavedValue(o, True, node, k) for k, o in enumerate(outs)]

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dispatch as D
 from .._tensor import Tensor
 from ..ops import elementwise as E
 from ..ops import functions as F
@@ -221,3 +222,7 @@ def _setitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
 
 
 L.setitem.transpose = _setitem_t
+
+
+L.unbatch.transpose = lambda ct, args, *, size: [D.apply(L.rebatch, ct, size=size)]
+L.rebatch.transpose = lambda ct, args, *, size: [D.apply(L.unbatch, ct, size=size)]

@@ -1,0 +1,38 @@
+"""``dualad.numpy.linalg``: ``numpy.linalg`` for Tensors (differentiable in both modes).
+
+``np.linalg.inv(t)`` on a Tensor dispatches here.
+
+>>> import dualad as da, dualad.numpy as dnp
+>>> dnp.linalg.det(da.tensor([[2.0, 0.0], [0.0, 3.0]]))
+tensor(6.)
+"""
+
+from ..ops.linalg import (  # noqa: F401
+    EighResult,
+    LinAlgError,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    __all__,
+    cholesky,
+    det,
+    diagonal,
+    eigh,
+    eigvalsh,
+    inv,
+    matmul,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    multi_dot,
+    norm,
+    outer,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    trace,
+    vector_norm,
+)

@@ -1,0 +1,62 @@
+"""Shared test configuration.
+
+Hypothesis profiles:
+
+* ``ci`` (the default): few examples, derandomized (the same examples every run),
+  no deadline — short and deterministic for CI;
+* ``long``: many random examples, for local runs::
+
+      HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py
+
+NumPy's global random state is seeded before every test, so tests that use
+``np.random`` (or ``dualad.rand`` / ``dualad.randn``) are reproducible.
+
+At the end of a run the number of (function, dtype, mode) cases the op database
+checked is printed (see ``tests/opdb.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci",
+    max_examples=30,
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _seed_numpy() -> None:
+    np.random.seed(0)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    opdb = sys.modules.get("opdb")
+    if opdb is None or not opdb.CASES:
+        return
+    by_mode: dict[str, int] = {}
+    for _, _, mode in opdb.CASES:
+        by_mode[mode] = by_mode.get(mode, 0) + 1
+    fns = {name for name, _, _ in opdb.CASES}
+    detail = ", ".join(f"{m} {n}" for m, n in sorted(by_mode.items()))
+    terminalreporter.write_line(
+        f"op database: {len(opdb.CASES)} (function, dtype, mode) cases checked over "
+        f"{len(fns)} functions ({detail})"
+    )

@@ -1,0 +1,1215 @@
+"""The op database: one entry per public differentiable function of ``dualad.numpy``.
+
+Each :class:`OpInfo` names a function, says how to call it (``call(ns, *args,
+**kwargs)`` with ``ns`` either ``dualad.numpy`` or ``numpy``, so the same entry
+also gives NumPy's reference value and dtype), which dtypes it is
+differentiable in, and how to build sample inputs (:class:`Sample`) for a
+dtype: shapes including 0-d, empty and broadcasting cases, non-contiguous
+(transposed, strided, negative-stride) and Fortran-ordered arrays, values in
+the function's domain and away from its kinks.
+
+The checks that drive the database live at the bottom of this module
+(:func:`check_forward`, :func:`check_reverse`, ...) and are parametrized over
+:func:`cases` by the ``test_ops_*`` / ``test_transposition`` / ``test_batched``
+files. Every check records the (function, dtype, mode) case it passed in
+:data:`CASES`; ``conftest.py`` prints the count at the end of the run.
+
+Adding a function to ``dualad.numpy`` without adding it here (or to
+:data:`NONDIFF` / :data:`EXEMPT`) makes ``test_every_public_function_has_an_entry``
+fail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+
+REAL = ("float32", "float64")
+ALL = REAL + ("complex64", "complex128")
+WIDE = {"float32": "float64", "float64": "float64", "complex64": "complex128",
+        "complex128": "complex128"}
+B = 3  # batch size of the batched-tangent / batched-cotangent checks
+
+# (function, dtype, mode) cases that passed, filled in by the checks below.
+CASES: set[tuple[str, str, str]] = set()
+
+
+# ============================================================================ data model
+
+
+@dataclasses.dataclass
+class Sample:
+    """One call: ``args`` (arrays at the ``diff`` positions become Tensors) and ``kwargs``."""
+
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    diff: tuple[int, ...]
+    desc: str
+    xfail: str | None = None
+
+
+@dataclasses.dataclass
+class OpInfo:
+    name: str
+    call: Callable[..., Any]  # call(ns, *args, **kwargs); ns is dualad.numpy or numpy
+    samples: Callable[[Gen], list[Sample]]
+    dtypes: tuple[str, ...] = REAL
+    covers: tuple[str, ...] = ()  # aliases of dualad.numpy this entry also covers
+    ref: bool = True  # compare values and dtypes with NumPy's own function
+    gradgrad: bool = True
+    # (mode | None, dtype | None, sample desc | None) -> reason (a known bug)
+    xfail: dict[tuple[str | None, str | None, str | None], str] = dataclasses.field(
+        default_factory=dict)
+
+    def xfail_reason(self, mode: str, dtype: str, desc: str) -> str | None:
+        for (md, dt, ds), why in self.xfail.items():
+            if md in (None, mode) and dt in (None, dtype) and ds in (None, desc):
+                return why
+        return None
+
+
+class Gen:
+    """Deterministic sample arrays: the same op gets the same values in every precision."""
+
+    def __init__(self, name: str, dtype: str) -> None:
+        self.dtype = np.dtype(dtype)
+        self.cplx = self.dtype.kind == "c"
+        self.rdtype = np.empty((), self.dtype).real.dtype
+        self.rng = np.random.default_rng(zlib.crc32(name.encode()))
+
+    # value domains (real part, for complex dtypes see ``cdom``)
+    def _real(self, shape: tuple[int, ...], dom: str) -> np.ndarray:
+        r, n = self.rng, int(np.prod(shape))
+        if dom == "any":
+            v = r.uniform(-2, 2, shape)
+        elif dom == "pos":
+            v = r.uniform(0.5, 2.0, shape)
+        elif dom == "unit":
+            v = r.uniform(-0.85, 0.85, shape)
+        elif dom == "gt1":
+            v = r.uniform(1.3, 3.0, shape)
+        elif dom == "gtm1":
+            v = r.uniform(-0.6, 2.0, shape)
+        elif dom == "small":
+            v = r.uniform(-0.6, 0.6, shape)
+        elif dom == "nz":  # away from zero
+            v = r.choice([-1.0, 1.0], shape) * r.uniform(0.3, 2.0, shape)
+        elif dom == "nonint":  # away from integers and half-integers (floor, rint, ...)
+            v = r.integers(-3, 3, shape) + r.choice([0.2, 0.3, 0.7, 0.8], shape)
+            v = v + r.uniform(-0.04, 0.04, shape)
+        elif dom in ("even", "odd"):  # two interleaved grids: never within 0.14 of each other
+            v = 0.2 * (2 * r.integers(-5, 5, shape) + (dom == "odd")) + r.uniform(-0.03, 0.03,
+                                                                                   shape)
+        elif dom == "distinct":  # pairwise at least ~0.2 apart (sort, max, ...)
+            v = ((r.permutation(n) - n / 2) * 0.25 + r.uniform(-0.02, 0.02, n)).reshape(shape)
+        else:
+            raise ValueError(dom)
+        return np.asarray(v, dtype=np.float64)
+
+    def _complex(self, shape: tuple[int, ...], cdom: str) -> np.ndarray:
+        r = self.rng
+        if cdom == "any":
+            re, im = r.uniform(-1.5, 1.5, shape), r.uniform(-1.5, 1.5, shape)
+        elif cdom == "rpos":  # right half-plane: away from the cut of log, sqrt, power
+            re, im = r.uniform(0.5, 2.0, shape), r.uniform(-1.0, 1.0, shape)
+        elif cdom == "small":  # inside the unit disc: away from the cuts of arcsin & co
+            re, im = r.uniform(-0.5, 0.5, shape), r.uniform(-0.5, 0.5, shape)
+        elif cdom == "acosh":
+            re, im = r.uniform(1.5, 3.0, shape), r.uniform(-1.0, 1.0, shape)
+        elif cdom == "nz":
+            re = r.choice([-1.0, 1.0], shape) * r.uniform(0.3, 1.5, shape)
+            im = r.choice([-1.0, 1.0], shape) * r.uniform(0.3, 1.5, shape)
+        else:
+            raise ValueError(cdom)
+        return re + 1j * im
+
+    def __call__(self, shape: Any = (), dom: str = "any", layout: str = "C", *,
+                 cdom: str | None = None, real: bool = False) -> np.ndarray:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        if self.cplx and not real:
+            a = self._complex(shape, cdom or ("any" if dom == "any" else "nz")).astype(
+                self.dtype)
+        else:
+            a = self._real(shape, dom).astype(self.rdtype)
+        return lay(a, layout)
+
+    def cond(self, shape: Any) -> np.ndarray:
+        return self.rng.random(shape) < 0.5
+
+    def ints(self, lo: int, hi: int, shape: Any) -> np.ndarray:
+        return self.rng.integers(lo, hi, shape)
+
+
+def lay(a: np.ndarray, layout: str) -> np.ndarray:
+    """The same values in another memory layout.
+
+    C: contiguous; F: Fortran order; T: a transposed view; S: a strided view
+    (every other element of a bigger buffer); N: a negative-stride view.
+    """
+    if a.ndim == 0:
+        return np.array(a)  # (np.ascontiguousarray would make it 1-d)
+    if layout == "C":
+        return np.ascontiguousarray(a)
+    if layout == "F":
+        return np.asfortranarray(a)
+    if layout == "T":
+        return np.ascontiguousarray(a.T).T
+    if layout == "S":
+        buf = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        buf[..., ::2] = a
+        return buf[..., ::2]
+    if layout == "N":
+        return np.ascontiguousarray(a[::-1])[::-1]
+    raise ValueError(layout)
+
+
+def _d(shape: tuple[int, ...], layout: str = "C") -> str:
+    s = "x".join(map(str, shape)) if shape else "0d"
+    return s + ("" if layout == "C" else layout)
+
+
+# ============================================================================ samplers
+
+UNARY_SHAPES = [((), "C"), ((0,), "C"), ((5,), "S"), ((2, 3), "F"), ((3, 4), "T"),
+                ((2, 1, 3), "N")]
+
+
+def unary(dom: str = "any", cdom: str | None = None) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        return [Sample((g(s, dom, lay_, cdom=cdom),), {}, (0,), _d(s, lay_))
+                for s, lay_ in UNARY_SHAPES]
+
+    return samples
+
+
+BINARY_SHAPES = [((), "C", (), "C"), ((4,), "C", (), "C"), ((2, 3), "F", (3,), "S"),
+                 ((2, 1), "C", (1, 3), "C"), ((0, 3), "C", (3,), "C"),
+                 ((3, 4), "T", (3, 4), "C")]
+
+
+def binary(da_: str = "any", db: str = "any", ca: str | None = None, cb: str | None = None,
+           consts: bool = True, mixed: bool = True) -> Callable[[Gen], list[Sample]]:
+    """Both arguments differentiable over broadcasting shapes; then constant operands
+    (a Python scalar, an ndarray) and, for complex dtypes, a real second operand (R x C)."""
+
+    def samples(g: Gen) -> list[Sample]:
+        out = [Sample((g(sa, da_, la, cdom=ca), g(sb, db, lb, cdom=cb)), {}, (0, 1),
+                      f"{_d(sa, la)}-{_d(sb, lb)}") for sa, la, sb, lb in BINARY_SHAPES]
+        if consts:
+            b = g((), db, cdom=cb).item()
+            out.append(Sample((g((2, 3), da_, cdom=ca), b), {}, (0,), "t-pyscalar"))
+            out.append(Sample((g((3,), da_, cdom=ca), g((2, 3), db, cdom=cb)), {}, (1,),
+                              "ndarray-t"))
+        if mixed and g.cplx:
+            out.append(Sample((g((2, 3), da_, cdom=ca), g((3,), db, real=True)), {}, (0, 1),
+                              "c-r"))
+            out.append(Sample((g((3,), da_, real=True), g((2, 3), db, cdom=cb)), {}, (0, 1),
+                              "r-c"))
+        return out
+
+    return samples
+
+
+# ---------------------------------------------------------------- elementwise tables
+
+# name: (real domain, complex domain or None when not defined / not differentiable on C)
+UNARY_OPS: dict[str, tuple[str, str | None]] = {
+    "negative": ("any", "any"), "positive": ("any", "any"), "exp": ("any", "any"),
+    "exp2": ("any", "any"), "expm1": ("any", "any"), "log": ("pos", "rpos"),
+    "log2": ("pos", "rpos"), "log10": ("pos", "rpos"), "log1p": ("gtm1", "rpos"),
+    "sqrt": ("pos", "rpos"), "cbrt": ("nz", None), "square": ("any", "any"),
+    "reciprocal": ("nz", "nz"), "sin": ("any", "any"), "cos": ("any", "any"),
+    "tan": ("unit", "small"), "arcsin": ("unit", "small"), "arccos": ("unit", "small"),
+    "arctan": ("any", "small"), "sinh": ("any", "any"), "cosh": ("any", "any"),
+    "tanh": ("any", "any"), "arcsinh": ("any", "small"), "arccosh": ("gt1", "acosh"),
+    "arctanh": ("unit", "small"), "sinc": ("nz", "nz"), "deg2rad": ("any", None),
+    "rad2deg": ("any", None), "fabs": ("nz", None), "floor": ("nonint", None),
+    "ceil": ("nonint", None), "trunc": ("nonint", None), "rint": ("nonint", None),
+    "abs": ("nz", "nz"), "sign": ("nz", "nz"), "angle": ("nz", "nz"), "conj": ("any", "any"),
+    "real": ("any", "any"), "imag": ("any", "any"),
+}
+UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",)}
+
+# name: (domain a, domain b, complex domains (a, b) or None)
+BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
+    "add": ("any", "any", ("any", "any")), "subtract": ("any", "any", ("any", "any")),
+    "multiply": ("any", "any", ("any", "any")), "divide": ("any", "nz", ("any", "nz")),
+    "power": ("pos", "any", ("rpos", "small")),
+    "float_power": ("pos", "any", ("rpos", "small")),
+    "maximum": ("even", "odd", None), "minimum": ("even", "odd", None),
+    "fmax": ("even", "odd", None), "fmin": ("even", "odd", None),
+    "copysign": ("nz", "nz", None), "hypot": ("nz", "nz", None),
+    "arctan2": ("nz", "nz", None), "logaddexp": ("any", "any", None),
+    "logaddexp2": ("any", "any", None),
+}
+BINARY_ALIASES = {"divide": ("true_divide",), "power": ("pow",)}
+
+
+POW_BUG = ("core bug: power's d/da formula where(b == 0, 0, b * a ** (b - 1)) masks its "
+           "dependence on b, so d2(a**b)/da db at b == 0 is 0 instead of 1/a")
+
+
+def _ufunc_call(name: str) -> Callable[..., Any]:
+    return lambda ns, *a: getattr(ns, name)(*a)
+
+
+def _power_samples(g: Gen) -> list[Sample]:
+    out = binary("pos", "any", "rpos", "small")(g)
+    out.append(Sample((g((2, 3), "any"), 2), {}, (0,), "neg-base-int2"))
+    out.append(Sample((g((2, 3), "any"), 3.0), {}, (0,), "neg-base-float3"))
+    out.append(Sample((2.0, g((2, 3), "any")), {}, (1,), "pyscalar-base"))
+    out.append(Sample((g((3,), "pos"), np.zeros(3, g.dtype)), {}, (0, 1), "exp0"))
+    return out
+
+
+def _fminmax_nan(g: Gen) -> list[Sample]:
+    out = binary("even", "odd")(g)
+    a, b = g((2, 3), "even"), g((2, 3), "odd")
+    a[0, 1] = np.nan
+    b[1, 2] = np.nan
+    out.append(Sample((a, b), {}, (0, 1), "nan"))
+    return out
+
+
+def _mod_samples(g: Gen) -> list[Sample]:
+    """a = q * b with q at least 0.16 from an integer: remainder / fmod are smooth there."""
+    out = []
+    for sa, sb, desc in [((2, 3), (2, 3), "same"), ((2, 3), (3,), "bcast"), ((), (), "0d"),
+                         ((0, 3), (3,), "empty")]:
+        b = g(sb, "nz")
+        a = (g(sa, "nonint") * b).astype(g.dtype)
+        out.append(Sample((a, b), {}, (0, 1), desc))
+    return out
+
+
+def _round_samples(g: Gen) -> list[Sample]:
+    out = [Sample((g(s, "nonint", l_),), {}, (0,), _d(s, l_)) for s, l_ in UNARY_SHAPES]
+    out.append(Sample((g((2, 3), "nonint") / 10,), {"decimals": 1}, (0,), "decimals1"))
+    return out
+
+
+def _clip_samples(g: Gen) -> list[Sample]:
+    lo, hi = g((3,), "odd") - 1.0, g((3,), "odd") + 1.0
+    return [
+        Sample((g((2, 3), "even"), lo, hi), {}, (0, 1, 2), "arrays"),
+        Sample((g((2, 3), "even", "F"), g((), "odd"), g((), "odd") + 1.0), {}, (0, 1, 2),
+               "0d-bounds"),
+        Sample((g((4,), "even"), -0.5, 0.5), {}, (0,), "pyscalar"),
+        Sample((g((4,), "even"), None, 0.3), {}, (0,), "max-only"),
+        Sample((g((4,), "even"), -0.3, None), {}, (0,), "min-only"),
+        Sample((g((0, 3), "even"), lo, hi), {}, (0, 1, 2), "empty"),
+        Sample((g((), "even"), -0.5, 0.5), {}, (0,), "0d"),
+    ]
+
+
+def _where_samples(g: Gen) -> list[Sample]:
+    return [
+        Sample((g.cond((2, 3)), g((2, 3)), g((2, 3), layout="T")), {}, (1, 2), "same"),
+        Sample((g.cond((2, 3)), g((3,)), g(())), {}, (1, 2), "bcast"),
+        Sample((g.cond((3,)), g((2, 1)), 0.0), {}, (1,), "pyscalar"),
+        Sample((g.cond(()), g((2, 3)), g((2, 3))), {}, (1, 2), "0d-cond"),
+        Sample((g.cond((0, 3)), g((0, 3)), g((3,))), {}, (1, 2), "empty"),
+    ]
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _red(dom: str = "any", *, empty: bool = True, ddof: bool = False,
+         keepdims: bool = True, zero_d: bool = True) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        out = [
+            Sample((g((2, 3, 4), dom, "T"),), {}, (0,), "all"),
+            Sample((g((2, 3, 4), dom),), {"axis": 1}, (0,), "axis1"),
+            Sample((g((2, 3, 4), dom, "S"),), {"axis": (0, 2)} | (
+                {"keepdims": True} if keepdims else {}), (0,), "axes02-keep"),
+            Sample((g((3, 4), dom, "F"),), {"axis": -1}, (0,), "F-axis-1"),
+        ]
+        if zero_d:
+            out.append(Sample((g((), dom),), {}, (0,), "0d"))
+        if empty:
+            out.append(Sample((g((0, 3), dom),), {"axis": 1}, (0,), "empty"))
+        if ddof:
+            out.append(Sample((g((3, 4), dom),), {"axis": 0, "ddof": 1}, (0,), "ddof1"))
+        return out
+
+    return samples
+
+
+def _prod_samples(g: Gen) -> list[Sample]:
+    out = _red("any")(g)
+    z1 = g((3, 4))
+    z1[1, 2] = 0
+    z2 = g((3, 4))
+    z2[0, 1] = z2[0, 3] = 0
+    out += [Sample((z1,), {"axis": 1}, (0,), "one-zero"),
+            Sample((z2,), {"axis": 1}, (0,), "two-zeros")]
+    return out
+
+
+def _cum_samples(zeros: bool) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        out = [
+            Sample((g((2, 3), "any", "T"),), {}, (0,), "flat"),
+            Sample((g((2, 3, 4), "any", "S"),), {"axis": 1}, (0,), "axis1"),
+            Sample((g((3, 4), "any", "F"),), {"axis": -1}, (0,), "axis-1"),
+            Sample((g((0, 3)),), {"axis": 0}, (0,), "empty"),
+            Sample((g(()),), {}, (0,), "0d"),
+        ]
+        if zeros:
+            z = g((2, 4))
+            z[0, 1] = z[1, 2] = z[1, 3] = 0
+            out.append(Sample((z,), {"axis": 1}, (0,), "zeros"))
+        return out
+
+    return samples
+
+
+def _nansum_samples(g: Gen) -> list[Sample]:
+    a = g((3, 4), layout="F")
+    a[0, 1] = a[2, 3] = np.nan
+    return _red("any")(g)[:5] + [Sample((a,), {}, (0,), "nan"),
+                                 Sample((a,), {"axis": 0}, (0,), "nan-axis0")]
+
+
+def _average_samples(g: Gen) -> list[Sample]:
+    return [
+        Sample((g((2, 3)),), {}, (0,), "plain"),
+        Sample((g((2, 3), layout="T"), g((2, 3), "pos", real=True)), {"axis": 1}, (0, 1),
+               "weights"),
+        Sample((g((2, 3)), g((3,), "pos", real=True)), {"axis": 1}, (0, 1), "weights1d"),
+        Sample((g((2, 3)), g((2, 3), "pos", real=True)), {"axis": 0, "returned": True},
+               (0, 1), "returned"),
+        Sample((g((2, 3)), g((2,), "pos", real=True)), {"axis": 0, "keepdims": True}, (0,),
+               "keepdims"),
+    ]
+
+
+def _trace_samples(g: Gen) -> list[Sample]:
+    return [
+        Sample((g((3, 3)),), {}, (0,), "square"),
+        Sample((g((3, 4), layout="T"),), {"offset": 1}, (0,), "offset1"),
+        Sample((g((3, 4)),), {"offset": -2}, (0,), "offset-2"),
+        Sample((g((2, 3, 3), layout="S"),), {"axis1": 1, "axis2": 2}, (0,), "batched"),
+        Sample((g((0, 2)),), {}, (0,), "empty"),
+    ]
+
+
+# ---------------------------------------------------------------- shape & indexing
+
+def _s(g: Gen, *specs: Any, dom: str = "any") -> list[Sample]:
+    """Samples of a one-array function from (shape, layout, kwargs) triples."""
+    return [Sample((g(s, dom, l_),), kw, (0,), _d(s, l_) + ("-" + "-".join(
+        f"{k}{v}" for k, v in kw.items()) if kw else "").replace(" ", ""))
+            for s, l_, kw in specs]
+
+
+def _getitem_samples(g: Gen) -> list[Sample]:
+    x = g((4, 5, 3), layout="T")
+    keys: list[tuple[str, Any]] = [
+        ("int", (1,)), ("neg-int", (-1, 2)), ("slice-step", (slice(None, None, 2),)),
+        ("neg-step", (slice(None, None, -1), slice(1, 4))), ("newaxis-ellipsis", (None, ..., 1)),
+        ("scalar", (1, 2, 0)), ("empty-slice", (slice(2, 2),)),
+        ("adv", (np.array([0, 2, 3]),)), ("adv-repeat", (np.array([1, 1, 3, 1]),)),
+        ("adv-2d", (np.array([[0, 1], [3, 3]]), slice(None), np.array([0, 2]))),
+        ("adv-mixed", (slice(1, 3), np.array([4, 0, 4]))),
+        ("adv-separated", (np.array([0, 1]), slice(None), np.array([2, 0]))),
+        ("bool", (g.cond((4, 5, 3)),)), ("bool-axis", (slice(None), np.array(
+            [True, False, True, True, False]))),
+        ("list", ([0, 3, 3],)), ("adv-empty", (np.array([], dtype=np.intp),)),
+    ]
+    out = [Sample((x, k), {}, (0,), d) for d, k in keys]
+    out.append(Sample((g(()), ()), {}, (0,), "0d-empty-key"))
+    out.append(Sample((g(()), ...), {}, (0,), "0d-ellipsis"))
+    return out
+
+
+def _take_samples(g: Gen) -> list[Sample]:
+    return [
+        Sample((g((3, 4), layout="F"), np.array([0, 5, 5, 11])), {}, (0,), "flat"),
+        Sample((g((3, 4)), np.array([3, 0, 0, -1])), {"axis": 1}, (0,), "axis1-neg"),
+        Sample((g((3, 4), layout="T"), np.array([[0, 2], [2, 2]])), {"axis": 0}, (0,), "2d-ind"),
+        Sample((g((3,)), 1), {}, (0,), "scalar-ind"),
+    ]
+
+
+def _take_along_samples(g: Gen) -> list[Sample]:
+    x = g((3, 4), "distinct")
+    return [
+        Sample((x, np.argsort(x, axis=1)), {"axis": 1}, (0,), "argsort1"),
+        Sample((lay(x, "F"), np.array([[0], [2], [1]]) * np.ones((1, 4), int)), {"axis": 1},
+               (0,), "repeat"),
+        Sample((x, np.array([[2, 0, 0, 1]])), {"axis": 0}, (0,), "axis0"),
+        Sample((x, np.array([11, 0, 0])), {"axis": None}, (0,), "flat"),
+    ]
+
+
+def _pad_samples(g: Gen) -> list[Sample]:
+    return [
+        Sample((g((2, 3)), 1), {}, (0,), "const"),
+        Sample((g((2, 3), layout="T"), ((1, 0), (2, 1))), {"constant_values": 1.5}, (0,),
+               "const-values"),
+        Sample((g((2, 3)), 2), {"mode": "edge"}, (0,), "edge"),
+        Sample((g((3, 4), layout="F"), ((1, 2), (2, 1))), {"mode": "reflect"}, (0,),
+               "reflect"),
+        Sample((g((4,)), 3), {"mode": "symmetric"}, (0,), "symmetric"),
+        Sample((g((2, 3)), ((1, 1), (3, 0))), {"mode": "wrap"}, (0,), "wrap"),
+        Sample((g((0, 2)), 1), {}, (0,), "empty"),
+    ]
+
+
+def _seq(g: Gen, shapes: list[tuple[tuple[int, ...], str]]) -> tuple[np.ndarray, ...]:
+    return tuple(g(s, "any", l_) for s, l_ in shapes)
+
+
+def _seq_samples(specs: list[tuple[str, list[Any], dict[str, Any]]]) -> Callable[
+        [Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        out = []
+        for desc, shapes, kw in specs:
+            arrs = _seq(g, shapes)
+            out.append(Sample(arrs, kw, tuple(range(len(arrs))), desc))
+        return out
+
+    return samples
+
+
+def _two(specs: list[tuple[str, Any, Any, dict[str, Any]]], dom: str = "any") -> Callable[
+        [Gen], list[Sample]]:
+    """Two-array samples from (desc, (shape, layout), (shape, layout), kwargs)."""
+
+    def samples(g: Gen) -> list[Sample]:
+        return [Sample((g(sa[0], dom, sa[1]), g(sb[0], dom, sb[1])), kw, (0, 1), d)
+                for d, sa, sb, kw in specs]
+
+    return samples
+
+
+def _with_const(fn: Callable[[Gen], list[Sample]], shape_a: Any, shape_b: Any,
+                **kw: Any) -> Callable[[Gen], list[Sample]]:
+    """Add a sample whose second operand is a constant ndarray."""
+
+    def samples(g: Gen) -> list[Sample]:
+        return fn(g) + [Sample((g(shape_a), g(shape_b)), kw, (0,), "t-ndarray")]
+
+    return samples
+
+
+def _astype_samples(g: Gen) -> list[Sample]:
+    if g.cplx:
+        return [Sample((g((2, 3)), "complex128"), {}, (0,), "to-c128"),
+                Sample((g((3,), layout="S"), "complex64"), {}, (0,), "to-c64")]
+    return [Sample((g((2, 3)), "float64"), {}, (0,), "to-f64"),
+            Sample((g((3,), layout="S"), "float32"), {}, (0,), "to-f32"),
+            Sample((g((2, 3), layout="F"), "complex128"), {}, (0,), "to-c128"),
+            Sample((g(()), "complex64"), {}, (0,), "0d-to-c64")]
+
+
+def _diag_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((3,)),), {}, (0,), "build"), Sample((g((3,)),), {"k": 1}, (0,), "build-k1"),
+            Sample((g((2,)),), {"k": -2}, (0,), "build-k-2"),
+            Sample((g((3, 4), layout="T"),), {}, (0,), "extract"),
+            Sample((g((3, 4)),), {"k": -1}, (0,), "extract-k-1"),
+            Sample((g((0,)),), {}, (0,), "empty")]
+
+
+def _sort_samples(g: Gen) -> list[Sample]:
+    return _s(g, ((5,), "S", {}), ((3, 4), "T", {"axis": 0}), ((3, 4), "F", {"axis": -1}),
+              ((2, 3), "C", {"axis": None}), ((0, 3), "C", {}), dom="distinct")
+
+
+# ---------------------------------------------------------------- products
+
+MATMUL = [
+    ("vec-vec", ((3,), "S"), ((3,), "C"), {}), ("mat-mat", ((2, 3), "F"), ((3, 4), "T"), {}),
+    ("vec-mat", ((3,), "C"), ((3, 2), "C"), {}), ("mat-vec", ((2, 3), "C"), ((3,), "N"), {}),
+    ("batched", ((2, 2, 3), "C"), ((3, 4), "C"), {}),
+    ("bcast-batch", ((1, 2, 3), "C"), ((4, 3, 2), "S"), {}),
+    ("empty-rows", ((0, 3), "C"), ((3, 2), "C"), {}),
+    ("empty-contract", ((2, 0), "C"), ((0, 3), "C"), {}),
+]
+DOT = [("scalar", ((), "C"), ((2, 3), "C"), {}), ("vec-vec", ((3,), "C"), ((3,), "S"), {}),
+       ("mat-mat", ((2, 3), "T"), ((3, 4), "F"), {}), ("mat-vec", ((2, 3), "C"), ((3,), "C"), {}),
+       ("3d-2d", ((2, 2, 3), "C"), ((3, 2), "C"), {}),
+       ("2d-3d", ((2, 3), "C"), ((2, 3, 4), "T"), {})]
+INNER = [("scalar", ((2, 3), "C"), ((), "C"), {}), ("vec", ((3,), "S"), ((3,), "C"), {}),
+         ("mat", ((2, 3), "F"), ((4, 3), "C"), {}), ("3d-2d", ((2, 2, 3), "C"), ((4, 3), "T"), {})]
+OUTER = [("vec", ((3,), "C"), ((4,), "S"), {}), ("mat", ((2, 2), "F"), ((3,), "C"), {}),
+         ("empty", ((0,), "C"), ((3,), "C"), {})]
+TENSORDOT = [("axes2", ((2, 3, 4), "C"), ((3, 4, 2), "T"), {}),
+             ("axes1", ((2, 3), "F"), ((3, 4), "C"), {"axes": 1}),
+             ("axes0", ((2,), "C"), ((3,), "C"), {"axes": 0}),
+             ("pairs", ((2, 3, 4), "C"), ((3, 2), "C"), {"axes": ([1, 0], [0, 1])})]
+KRON = [("vec", ((2,), "C"), ((3,), "S"), {}), ("mat", ((2, 2), "F"), ((2, 3), "T"), {}),
+        ("vec-mat", ((2,), "C"), ((2, 3), "C"), {}), ("0d", ((), "C"), ((3,), "C"), {})]
+VDOT = [("vec", ((3,), "C"), ((3,), "S"), {}), ("mat", ((2, 3), "F"), ((2, 3), "T"), {}),
+        ("empty", ((0,), "C"), ((0,), "C"), {})]
+
+
+def _einsum_samples(g: Gen) -> list[Sample]:
+    specs = [
+        ("ij,jk->ik", [((2, 3), "F"), ((3, 4), "T")]), ("ij->ji", [((2, 3), "C")]),
+        ("ii->i", [((3, 3), "T")]), ("ii", [((3, 3), "C")]), ("i,i", [((4,), "S"), ((4,), "C")]),
+        ("...ij,...jk->...ik", [((2, 2, 3), "C"), ((3, 2), "C")]),
+        ("ijk,ikl->ijl", [((2, 3, 2), "C"), ((2, 2, 3), "N")]),
+        ("ij,jk,kl->il", [((2, 3), "C"), ((3, 2), "C"), ((2, 2), "C")]),
+        ("ij,ij->", [((0, 3), "C"), ((0, 3), "C")]), ("i,j", [((2,), "C"), ((3,), "C")]),
+    ]
+    out = [Sample((spec,) + _seq(g, shapes), {}, tuple(range(1, len(shapes) + 1)), spec)
+           for spec, shapes in specs]
+    out.append(Sample(("ij,jk->ik", g((2, 3)), g((3, 2))), {}, (1,), "t-ndarray"))
+    return out
+
+
+# ============================================================================ the database
+
+
+def _entries() -> list[OpInfo]:
+    E: list[OpInfo] = []
+    add = E.append
+
+    for name, (dom, cdom) in UNARY_OPS.items():
+        add(OpInfo(name, _ufunc_call(name), unary(dom, cdom),
+                   ALL if cdom else REAL, covers=UNARY_ALIASES.get(name, ())))
+    for name, (dom_a, dom_b, cd) in BINARY_OPS.items():
+        s = binary(dom_a, dom_b, *(cd or (None, None)))
+        if name == "power" or name == "float_power":
+            s = _power_samples
+        if name in ("fmax", "fmin"):
+            s = _fminmax_nan
+        xf = {("double-backward", None, "exp0"): POW_BUG} if "power" in name else {}
+        add(OpInfo(name, _ufunc_call(name), s, ALL if cd else REAL,
+                   covers=BINARY_ALIASES.get(name, ()), xfail=xf))
+    add(OpInfo("remainder", _ufunc_call("remainder"), _mod_samples))
+    add(OpInfo("fmod", _ufunc_call("fmod"), _mod_samples))
+    add(OpInfo("round", lambda ns, x, **kw: ns.round(x, **kw), _round_samples,
+               covers=("around",)))
+    add(OpInfo("clip", lambda ns, x, lo, hi: ns.clip(x, lo, hi), _clip_samples))
+    add(OpInfo("where", lambda ns, c, x, y: ns.where(c, x, y), _where_samples, ALL))
+
+    # reductions
+    def red(name: str, **kw: Any) -> Callable[..., Any]:
+        return lambda ns, x, **k: getattr(ns, name)(x, **k)
+
+    add(OpInfo("sum", red("sum"), _red(), ALL))
+    add(OpInfo("mean", red("mean"), _red(empty=False), ALL))
+    add(OpInfo("var", red("var"), _red(empty=False, ddof=True), ALL))
+    add(OpInfo("std", red("std"), _red("distinct", empty=False, ddof=True, zero_d=False), ALL))
+    for name in ("amax", "amin", "max", "min", "ptp"):
+        add(OpInfo(name, red(name), _red("distinct")))
+    add(OpInfo("prod", red("prod"), _prod_samples, ALL))
+    add(OpInfo("cumsum", red("cumsum"), _cum_samples(False), ALL))
+    add(OpInfo("cumprod", red("cumprod"), _cum_samples(True), ALL))
+    add(OpInfo("nansum", red("nansum"), _nansum_samples, ALL))
+    add(OpInfo("average", lambda ns, x, w=None, **k: ns.average(x, weights=w, **k),
+               _average_samples, ALL))
+    add(OpInfo("trace", red("trace"), _trace_samples, ALL))
+
+    # shape & indexing
+    def one(name: str, *specs: Any, dom: str = "any", call: Any = None, **kw: Any) -> None:
+        add(OpInfo(name, call or red(name), lambda g: _s(g, *specs, dom=dom), ALL, **kw))
+
+    one("reshape", ((2, 3), "T", {"shape": (3, 2)}), ((2, 3, 2), "S", {"shape": (-1, 2)}),
+        ((), "C", {"shape": (1, 1)}), ((0, 3), "C", {"shape": (3, 0)}),
+        ((4,), "C", {"shape": (4,)}))
+    one("ravel", ((2, 3), "T", {}), ((2, 3), "F", {}), ((), "C", {}), ((0, 2), "C", {}))
+    one("transpose", ((2, 3), "C", {}), ((2, 3, 4), "S", {"axes": (1, 2, 0)}), ((), "C", {}),
+        ((2, 3), "C", {"axes": (0, 1)}), covers=("permute_dims",))
+    one("swapaxes", ((2, 3, 4), "C", {"axis1": 0, "axis2": 2}),
+        ((2, 3), "F", {"axis1": -1, "axis2": 0}))
+    one("moveaxis", ((2, 3, 4), "C", {"source": 0, "destination": -1}),
+        ((2, 3, 4), "T", {"source": (0, 1), "destination": (2, 0)}))
+    one("expand_dims", ((2, 3), "C", {"axis": 1}), ((), "C", {"axis": 0}),
+        ((3,), "S", {"axis": (0, 2)}))
+    one("squeeze", ((2, 1, 3), "C", {}), ((1, 3, 1), "C", {"axis": 2}), ((1,), "C", {}),
+        ((1, 1), "F", {"axis": (0, 1)}))
+    one("broadcast_to", ((3,), "S", {"shape": (2, 3)}), ((), "C", {"shape": (2, 2)}),
+        ((2, 1), "C", {"shape": (2, 0)}), ((2, 1), "F", {"shape": (3, 2, 4)}))
+    add(OpInfo("broadcast_arrays", lambda ns, *xs: ns.broadcast_arrays(*xs),
+               _two([("pair", ((3,), "C"), ((2, 1), "C"), {}), ("same", ((2,), "S"), ((2,), "C"),
+                                                                   {})]), ALL))
+    one("atleast_1d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "C", {}))
+    one("atleast_2d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}))
+    add(OpInfo("concatenate", lambda ns, *xs, **kw: ns.concatenate(xs, **kw), _seq_samples([
+        ("axis0", [((2, 3), "C"), ((1, 3), "T")], {}),
+        ("axis1", [((2, 1), "C"), ((2, 3), "F"), ((2, 0), "C")], {"axis": 1}),
+        ("axisNone", [((2, 2), "C"), ((3,), "S")], {"axis": None}),
+        ("one", [((3,), "C")], {}),
+    ]), ALL, covers=("concat",)))
+    add(OpInfo("stack", lambda ns, *xs, **kw: ns.stack(xs, **kw), _seq_samples([
+        ("axis0", [((2, 3), "C"), ((2, 3), "T")], {}),
+        ("axis-1", [((3,), "S"), ((3,), "C"), ((3,), "C")], {"axis": -1}),
+        ("0d", [((), "C"), ((), "C")], {}),
+    ]), ALL))
+    add(OpInfo("hstack", lambda ns, *xs: ns.hstack(xs), _seq_samples([
+        ("1d", [((2,), "C"), ((3,), "S")], {}), ("2d", [((2, 1), "C"), ((2, 2), "F")], {}),
+        ("0d", [((), "C"), ((2,), "C")], {})]), ALL))
+    add(OpInfo("vstack", lambda ns, *xs: ns.vstack(xs), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((1, 2), "C"), ((2, 2), "T")], {})]),
+        ALL))
+    one("split", ((6,), "C", {"indices_or_sections": 3}),
+        ((2, 5), "T", {"indices_or_sections": [1, 3], "axis": 1}),
+        ((4, 2), "C", {"indices_or_sections": [3, 3]}))
+    one("array_split", ((7,), "S", {"indices_or_sections": 3}),
+        ((2, 5), "F", {"indices_or_sections": 2, "axis": 1}))
+    one("tile", ((3,), "C", {"reps": 2}), ((2, 3), "T", {"reps": (2, 1)}),
+        ((2,), "C", {"reps": (2, 1, 2)}), ((), "C", {"reps": 3}))
+    one("repeat", ((3,), "S", {"repeats": 2}), ((2, 3), "C", {"repeats": [1, 0, 2], "axis": 1}),
+        ((2, 2), "F", {"repeats": 2}))
+    one("flip", ((2, 3), "T", {}), ((2, 3, 4), "C", {"axis": 1}), ((4,), "S", {"axis": 0}),
+        ((2, 3), "C", {"axis": (0, 1)}))
+    one("fliplr", ((2, 3), "F", {}))
+    one("flipud", ((3,), "S", {}), ((2, 3), "C", {}))
+    one("roll", ((5,), "C", {"shift": 2}), ((2, 3), "T", {"shift": -1, "axis": 1}),
+        ((2, 3), "C", {"shift": 4}), ((2, 3, 2), "C", {"shift": (1, 2), "axis": (0, 1)}),
+        ((0,), "C", {"shift": 1}))
+    add(OpInfo("pad", lambda ns, x, w, **kw: ns.pad(x, w, **kw), _pad_samples, ALL))
+    add(OpInfo("take", lambda ns, x, i, **kw: ns.take(x, i, **kw), _take_samples, ALL))
+    add(OpInfo("take_along_axis", lambda ns, x, i, **kw: ns.take_along_axis(x, i, **kw),
+               _take_along_samples, REAL))
+    add(OpInfo("sort", red("sort"), _sort_samples, REAL))
+    one("triu", ((3, 3), "T", {}), ((3, 4), "C", {"k": 1}), ((2, 3, 3), "C", {"k": -1}),
+        ((3,), "C", {}))
+    one("tril", ((3, 3), "F", {}), ((3, 4), "C", {"k": -1}), ((2, 3, 3), "S", {"k": 1}))
+    one("diagonal", ((3, 3), "C", {}), ((3, 4), "T", {"offset": 1}),
+        ((2, 3, 4), "C", {"offset": -1, "axis1": 2, "axis2": 0}))
+    add(OpInfo("diag", lambda ns, v, **kw: ns.diag(v, **kw), _diag_samples, ALL))
+    add(OpInfo("getitem", lambda ns, x, key: x[key], _getitem_samples, ALL))
+    add(OpInfo("astype", lambda ns, x, dt: ns.astype(x, dt), _astype_samples, ALL))
+
+    # products
+    def two(name: str, specs: Any, const: tuple[Any, Any] | None = None) -> None:
+        s = _two(specs)
+        if const:
+            s = _with_const(s, *const)
+        add(OpInfo(name, lambda ns, a, b, **kw: getattr(ns, name)(a, b, **kw), s, ALL))
+
+    two("matmul", MATMUL, ((2, 3), (3, 2)))
+    two("dot", DOT, ((3,), (3, 2)))
+    two("vdot", VDOT)
+    two("inner", INNER)
+    two("outer", OUTER)
+    two("tensordot", TENSORDOT)
+    two("kron", KRON)
+    add(OpInfo("einsum", lambda ns, spec, *ops: ns.einsum(spec, *ops), _einsum_samples, ALL))
+
+    # Tensor operators and properties (the same functions through another entry point)
+    def op1(name: str, f: Callable[[Any], Any], dom: str = "any", dts: Any = ALL) -> None:
+        add(OpInfo(name, lambda ns, x: f(x), unary(dom), dts, ref=True))
+
+    def op2(name: str, f: Callable[[Any, Any], Any], da_: str = "any", db: str = "any",
+            dts: Any = ALL) -> None:
+        add(OpInfo(name, lambda ns, a, b: f(a, b), binary(da_, db, mixed=False), dts))
+
+    op1("Tensor.__neg__", lambda x: -x)
+    op1("Tensor.__abs__", lambda x: abs(x), "nz")
+    op1("Tensor.T", lambda x: x.T)
+    add(OpInfo("Tensor.mT", lambda ns, x: x.mT, lambda g: _s(g, ((2, 3), "C", {}),
+                                                            ((2, 3, 4), "F", {})), ALL))
+    op1("Tensor.real", lambda x: x.real)
+    op1("Tensor.imag", lambda x: x.imag)
+    op1("Tensor.sum()", lambda x: x.sum())
+    op1("Tensor.copy", lambda x: x.copy())
+    op1("Tensor.flatten", lambda x: x.flatten())
+    op1("Tensor.__rtruediv__", lambda x: 2.0 / x, "nz")
+    op1("Tensor.__rpow__", lambda x: 2.0 ** x)
+    op2("Tensor.__add__", lambda a, b: a + b)
+    op2("Tensor.__sub__", lambda a, b: a - b)
+    op2("Tensor.__mul__", lambda a, b: a * b)
+    op2("Tensor.__truediv__", lambda a, b: a / b, "any", "nz")
+    op2("Tensor.__pow__", lambda a, b: a ** b, "pos", "any", REAL)
+    add(OpInfo("Tensor.__mod__", lambda ns, a, b: a % b, _mod_samples))
+    add(OpInfo("Tensor.__matmul__", lambda ns, a, b: a @ b, _two(MATMUL[:4]), ALL))
+    return E
+
+
+# Non-differentiable results: called on dual / requires-grad inputs, they must give plain
+# tensors (no tangent, no grad_fn). name -> call(ns, x, y) with x, y float arrays (2, 3).
+NONDIFF: dict[str, Callable[..., Any]] = {
+    "argmax": lambda ns, x, y: ns.argmax(x, axis=1),
+    "argmin": lambda ns, x, y: ns.argmin(x),
+    "argsort": lambda ns, x, y: ns.argsort(x, axis=0),
+    "nonzero": lambda ns, x, y: ns.nonzero(x),
+    "argwhere": lambda ns, x, y: ns.argwhere(x),
+    "count_nonzero": lambda ns, x, y: ns.count_nonzero(x),
+    "equal": lambda ns, x, y: ns.equal(x, y),
+    "not_equal": lambda ns, x, y: ns.not_equal(x, y),
+    "less": lambda ns, x, y: ns.less(x, y),
+    "less_equal": lambda ns, x, y: ns.less_equal(x, y),
+    "greater": lambda ns, x, y: ns.greater(x, y),
+    "greater_equal": lambda ns, x, y: ns.greater_equal(x, y),
+    "isfinite": lambda ns, x, y: ns.isfinite(x),
+    "isnan": lambda ns, x, y: ns.isnan(x),
+    "isinf": lambda ns, x, y: ns.isinf(x),
+    "signbit": lambda ns, x, y: ns.signbit(x),
+    "floor_divide": lambda ns, x, y: ns.floor_divide(x, y),
+    "logical_and": lambda ns, x, y: ns.logical_and(x, y),
+    "logical_or": lambda ns, x, y: ns.logical_or(x, y),
+    "logical_xor": lambda ns, x, y: ns.logical_xor(x, y),
+    "logical_not": lambda ns, x, y: ns.logical_not(x),
+    "isclose": lambda ns, x, y: ns.isclose(x, y),
+    "any": lambda ns, x, y: ns.any(x, axis=0),
+    "all": lambda ns, x, y: ns.all(x),
+    # plain Python results
+    "allclose": lambda ns, x, y: ns.allclose(x, y),
+    "array_equal": lambda ns, x, y: ns.array_equal(x, y),
+    "shape": lambda ns, x, y: ns.shape(x),
+    "ndim": lambda ns, x, y: ns.ndim(x),
+    "size": lambda ns, x, y: ns.size(x),
+    "Tensor.__lt__": lambda ns, x, y: x < y,
+    "Tensor.__ge__": lambda ns, x, y: x >= y,
+    "Tensor.__eq__": lambda ns, x, y: x == y,
+    "Tensor.__floordiv__": lambda ns, x, y: x // y,
+}
+
+# Public names of dualad.numpy that need no entry, and why.
+EXEMPT: dict[str, str] = {
+    **{n: "factory: makes a new tensor from shapes/values; nothing to differentiate"
+       for n in ("arange", "as_tensor", "empty", "empty_like", "eye", "full", "full_like",
+                 "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
+                 "zeros_like")},
+    **{n: "constant" for n in ("pi", "e", "inf", "nan", "newaxis")},
+    "zeros_like_tangent": "internal helper of the core (dualad._dispatch imports it from "
+                          "dualad.ops.functions); not a NumPy function",
+}
+
+# Hook for dnp.linalg / dnp.fft (issue 5, being written in parallel): when those
+# namespaces exist, `SUBMODULE_ENTRIES` below registers entries for the functions they
+# define, and the coverage test demands an entry for each of their public names.
+SUBMODULES = ("linalg", "fft")
+
+
+def _spd(g: Gen, n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+    a = g(batch + (n, n))
+    a = a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n, dtype=g.dtype)
+    return a.astype(g.dtype)
+
+
+def _sub_entries() -> list[OpInfo]:
+    """Entries for dnp.linalg.* and dnp.fft.*, for whichever of them exist."""
+
+    def mats(fn: Callable[[Gen], list[np.ndarray]], descs: list[str]) -> Callable[
+            [Gen], list[Sample]]:
+        return lambda g: [Sample((a,), {}, (0,), d) for a, d in zip(fn(g), descs, strict=True)]
+
+    def wellcond(g: Gen, n: int, batch: tuple[int, ...] = ()) -> np.ndarray:
+        return (g(batch + (n, n)) + 3 * np.eye(n)).astype(g.dtype)
+
+    def distinct_sym(g: Gen) -> np.ndarray:
+        q, _ = np.linalg.qr(g((3, 3)))
+        d = np.diag(np.array([-1.0, 0.5, 2.0])).astype(g.dtype)
+        return (q @ d @ np.conj(q.T)).astype(g.dtype)
+
+    lin: dict[str, OpInfo] = {
+        "inv": OpInfo("linalg.inv", lambda ns, a: ns.linalg.inv(a), mats(
+            lambda g: [wellcond(g, 3), wellcond(g, 2, (2,))], ["3x3", "batched"]), ALL),
+        "det": OpInfo("linalg.det", lambda ns, a: ns.linalg.det(a), mats(
+            lambda g: [wellcond(g, 3), wellcond(g, 2, (2,))], ["3x3", "batched"]), ALL),
+        "slogdet": OpInfo("linalg.slogdet", lambda ns, a: tuple(ns.linalg.slogdet(a)), mats(
+            lambda g: [wellcond(g, 3)], ["3x3"]), ALL),
+        "solve": OpInfo("linalg.solve", lambda ns, a, b: ns.linalg.solve(a, b), lambda g: [
+            Sample((wellcond(g, 3), g((3, 2))), {}, (0, 1), "mat-rhs"),
+            Sample((wellcond(g, 2, (2,)), g((2, 2, 1))), {}, (0, 1), "batched")], ALL),
+        "cholesky": OpInfo("linalg.cholesky", lambda ns, a: ns.linalg.cholesky(a), mats(
+            lambda g: [_spd(g, 3)], ["spd"]), ALL),
+        "eigh": OpInfo("linalg.eigh", lambda ns, a: ns.linalg.eigh(a)[0], mats(
+            lambda g: [distinct_sym(g)], ["sym"]), REAL),
+        "eigvalsh": OpInfo("linalg.eigvalsh", lambda ns, a: ns.linalg.eigvalsh(a), mats(
+            lambda g: [distinct_sym(g)], ["sym"]), REAL),
+        "svd": OpInfo("linalg.svd", lambda ns, a: ns.linalg.svd(a, compute_uv=False), mats(
+            lambda g: [g((3, 2))], ["3x2"]), REAL),
+        "qr": OpInfo("linalg.qr", lambda ns, a: tuple(ns.linalg.qr(a)), mats(
+            lambda g: [wellcond(g, 3)], ["3x3"]), REAL),
+        "pinv": OpInfo("linalg.pinv", lambda ns, a: ns.linalg.pinv(a), mats(
+            lambda g: [g((3, 2)) + np.eye(3, 2).astype(g.dtype)], ["3x2"]), REAL),
+        "norm": OpInfo("linalg.norm", lambda ns, a, **kw: ns.linalg.norm(a, **kw), lambda g: [
+            Sample((g((3, 2)),), {}, (0,), "fro"), Sample((g((4,)),), {}, (0,), "vec2"),
+            Sample((g((3, 2)),), {"axis": 1}, (0,), "axis1")], ALL),
+        "matrix_power": OpInfo("linalg.matrix_power", lambda ns, a, n: ns.linalg.matrix_power(
+            a, n), lambda g: [Sample((g((3, 3)), 3), {}, (0,), "n3"),
+                              Sample((wellcond(g, 2), -1), {}, (0,), "n-1")], ALL),
+    }
+    fft_specs = {"fft": ALL, "ifft": ALL, "fftn": ALL, "ifftn": ALL, "fft2": ALL, "ifft2": ALL,
+                 "rfft": REAL, "irfft": ALL}
+    fft_2d = ("fft2", "ifft2")
+    out = []
+    if hasattr(dnp, "linalg"):
+        out += [e for n, e in lin.items() if hasattr(dnp.linalg, n)]
+    if hasattr(dnp, "fft"):
+        for n, dts in fft_specs.items():
+            if hasattr(dnp.fft, n):
+                out.append(OpInfo(
+                    f"fft.{n}", (lambda n_: lambda ns, a, **kw: getattr(ns.fft, n_)(a, **kw))(n),
+                    lambda g, two=n in fft_2d: ([] if two else [Sample((g((4,)),), {}, (0,), "1d")])
+                    + [Sample((g((2, 3), layout="T"),), {}, (0,), "2d")], dts))
+    return out
+
+
+OPS: list[OpInfo] = _entries() + _sub_entries()
+BY_NAME: dict[str, OpInfo] = {op.name: op for op in OPS}
+assert len(BY_NAME) == len(OPS), "duplicate opdb names"
+
+
+def covered_names() -> set[str]:
+    return {n for op in OPS for n in (op.name,) + op.covers}
+
+
+# ============================================================================ cases
+
+
+_SAMPLES: dict[tuple[str, str], list[Sample]] = {}
+
+
+def samples(op: OpInfo, dtype: str) -> list[Sample]:
+    key = (op.name, dtype)
+    if key not in _SAMPLES:
+        ss = op.samples(Gen(op.name, dtype))
+        seen: dict[str, int] = {}
+        for s in ss:  # unique descriptions
+            n = seen.get(s.desc, 0)
+            seen[s.desc] = n + 1
+            if n:
+                s.desc = f"{s.desc}#{n}"
+        _SAMPLES[key] = ss
+    return _SAMPLES[key]
+
+
+def cases(mode: str, dtypes: tuple[str, ...] = ALL, *, first: int | None = None,
+          where: Callable[[OpInfo], bool] | None = None) -> list[Any]:
+    """pytest params (op, dtype, sample) with ids ``name-dtype-desc`` and xfail marks."""
+    out = []
+    for op in OPS:
+        if where is not None and not where(op):
+            continue
+        for dt in op.dtypes:
+            if dt not in dtypes:
+                continue
+            for s in samples(op, dt)[:first]:
+                why = s.xfail or op.xfail_reason(mode, dt, s.desc)
+                marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+                out.append(pytest.param(op, dt, s, id=f"{op.name}-{dt}-{s.desc}", marks=marks))
+    return out
+
+
+# ============================================================================ harness
+
+TOL = {  # (rtol, atol) against float64 finite differences, by the precision checked
+    "float64": (1e-6, 1e-7), "complex128": (1e-6, 1e-7),
+    "float32": (2e-3, 2e-3), "complex64": (2e-3, 2e-3),
+}
+AD_TOL = {  # between two AD results of the same precision (forward vs reverse, batched...)
+    "float64": (1e-9, 1e-10), "complex128": (1e-9, 1e-10),
+    "float32": (1e-4, 1e-4), "complex64": (1e-4, 1e-4),
+}
+FD_H = 1e-4
+
+
+def _is_fc(a: Any) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind in "fc"
+
+
+def widen(s: Sample) -> Sample:
+    """The sample in float64 / complex128 (the finite-difference reference precision)."""
+    args = tuple(a.astype(WIDE[a.dtype.name]) if _is_fc(a) else a for a in s.args)
+    return dataclasses.replace(s, args=args)
+
+
+def flat(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [y for o in out for y in flat(o)]
+    return [out]
+
+
+def diff_outputs(out: Any) -> list[Any]:
+    return [o for o in flat(out) if isinstance(o, da.Tensor) and o.dtype.kind in "fc"]
+
+
+def run(op: OpInfo, s: Sample, args: tuple[Any, ...]) -> list[Any]:
+    """Call the op with ``args`` (already Tensors where wanted); differentiable outputs."""
+    return diff_outputs(op.call(dnp, *args, **s.kwargs))
+
+
+def to_np(t: Any) -> np.ndarray:
+    if t is None:
+        return None
+    return np.asarray(t.detach().numpy()) if isinstance(t, da.Tensor) else np.asarray(t)
+
+
+def evaluate(op: OpInfo, s: Sample, xs: list[np.ndarray]) -> list[np.ndarray]:
+    """Plain evaluation with the differentiable inputs replaced by ``xs``."""
+    args = list(s.args)
+    for i, x in zip(s.diff, xs, strict=True):
+        args[i] = da.as_tensor(x)
+    return [to_np(o) for o in run(op, s, tuple(args))]
+
+
+def rand_like(rng: np.random.Generator, a: Any, lead: tuple[int, ...] = ()) -> np.ndarray:
+    a = np.asarray(a)
+    r = rng.standard_normal(lead + a.shape)
+    if a.dtype.kind == "c":
+        r = r + 1j * rng.standard_normal(lead + a.shape)
+    return r.astype(a.dtype)
+
+
+def directions(s: Sample, rng: np.random.Generator) -> list[list[np.ndarray]]:
+    """Tangent directions: one real direction; for complex inputs also an imaginary one
+    (the real and imaginary parts are perturbed separately)."""
+    xs = [s.args[i] for i in s.diff]
+    real = [rng.standard_normal(x.shape).astype(x.dtype) for x in xs]
+    dirs = [real]
+    if any(x.dtype.kind == "c" for x in xs):
+        dirs.append([(1j * rng.standard_normal(x.shape)).astype(x.dtype) if x.dtype.kind == "c"
+                     else np.zeros(x.shape, x.dtype) for x in xs])
+    return dirs
+
+
+def fd_jvp(op: OpInfo, s: Sample, u: list[np.ndarray], h: float = FD_H) -> list[np.ndarray]:
+    """Fourth-order central difference of the (widened) op along ``u``."""
+    w = widen(s)
+    xs = [w.args[i] for i in w.diff]
+    us = [np.asarray(d).astype(x.dtype) for d, x in zip(u, xs, strict=True)]
+    f = {k: evaluate(op, w, [x + k * h * d for x, d in zip(xs, us, strict=True)])
+         for k in (-2, -1, 1, 2)}
+    return [(-f[2][i] + 8 * f[1][i] - 8 * f[-1][i] + f[-2][i]) / (12 * h)
+            for i in range(len(f[1]))]
+
+
+def rng_for(op: OpInfo, dtype: str, s: Sample, salt: str = "") -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(f"{op.name}|{dtype}|{s.desc}|{salt}".encode()))
+
+
+def close(actual: Any, expected: Any, tol: tuple[float, float], what: str) -> None:
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    rtol, atol = tol
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0, where=~np.isnan(expected))))
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol * scale, err_msg=what,
+                               equal_nan=True)
+
+
+def inner(a: list[Any], b: list[Any]) -> tuple[float, float]:
+    """Re<a, b> summed over the list, and the scale sum |a||b| (for tolerances)."""
+    tot, scale = 0.0, 0.0
+    for x, y in zip(a, b, strict=True):
+        x = np.asarray(x, dtype=np.complex128)
+        y = np.asarray(y, dtype=np.complex128)
+        m = ~(np.isnan(x) | np.isnan(y))
+        tot += float(np.real(np.sum(np.conj(x[m]) * y[m])))
+        scale += float(np.sum(np.abs(x[m]) * np.abs(y[m])))
+    return tot, scale
+
+
+def scalar_close(a: float, b: float, scale: float, tol: tuple[float, float], what: str) -> None:
+    rtol, atol = tol
+    assert abs(a - b) <= rtol * scale + atol * max(1.0, abs(b)) + rtol * abs(b), (
+        f"{what}: {a!r} != {b!r} (scale {scale:.3g})")
+
+
+def leaves(s: Sample, requires_grad: bool = True) -> tuple[list[Any], tuple[Any, ...]]:
+    """Leaf tensors (sharing the sample's arrays, so layouts are kept) and the call args."""
+    args = list(s.args)
+    xs = []
+    for i in s.diff:
+        t = da.as_tensor(s.args[i])
+        if requires_grad:
+            t = t.detach().requires_grad_(True)
+        xs.append(t)
+        args[i] = t
+    return xs, tuple(args)
+
+
+def tol_for(dtype: str, outs: list[np.ndarray]) -> tuple[float, float]:
+    """Finite-difference tolerance: that of the lowest precision among input and outputs."""
+    if dtype in ("float32", "complex64") or any(o.dtype.itemsize <= 4 or o.dtype == np.complex64
+                                                for o in outs):
+        return TOL["float32"]
+    return TOL[dtype]
+
+
+def record(op: OpInfo, dtype: str, mode: str) -> None:
+    CASES.add((op.name, dtype, mode))
+
+
+# ---------------------------------------------------------------- forward mode
+
+
+def jvp(op: OpInfo, s: Sample, u: list[np.ndarray], *, batched: bool = False) -> tuple[
+        list[np.ndarray], list[np.ndarray]]:
+    """(primal outputs, tangents) by forward mode; a zero (None) tangent comes back as 0."""
+    args = list(s.args)
+    with da.dual_level():
+        for i, d in zip(s.diff, u, strict=True):
+            args[i] = da.make_dual(da.as_tensor(s.args[i]), da.as_tensor(d), batched=batched)
+        outs = run(op, s, tuple(args))
+        res = [da.unpack_dual(o) for o in outs]
+    prim = [to_np(p) for p, _ in res]
+    tans = []
+    for (p, t), _o in zip(res, outs, strict=True):
+        if t is None:
+            tans.append(np.zeros(((B,) if batched else ()) + p.shape, p.dtype))
+        else:
+            assert t.dtype == p.dtype, f"tangent dtype {t.dtype} != primal dtype {p.dtype}"
+            tans.append(to_np(t))
+    return prim, tans
+
+
+def check_forward(op: OpInfo, dtype: str, s: Sample) -> None:
+    """Forward mode vs finite differences, the primal vs a plain call and vs NumPy, and the
+    precision's agreement with float64."""
+    plain = evaluate(op, s, [s.args[i] for i in s.diff])
+    if op.ref:
+        ref = diff_outputs_np(op.call(np, *s.args, **s.kwargs))
+        assert len(ref) == len(plain), f"{len(plain)} outputs, NumPy gives {len(ref)}"
+        for a, r in zip(plain, ref, strict=True):
+            assert a.dtype == r.dtype, f"dtype {a.dtype}, NumPy gives {r.dtype}"
+            close(a, r, AD_TOL[dtype], "value vs NumPy")
+    rng = rng_for(op, dtype, s)
+    wide = dtype != WIDE[dtype]
+    tol = tol_for(dtype, plain)
+    for k, u in enumerate(directions(s, rng)):
+        prim, tans = jvp(op, s, u)
+        for p, q in zip(prim, plain, strict=True):
+            assert p.dtype == q.dtype
+            close(p, q, AD_TOL[dtype], "primal under a dual level vs plain call")
+        fd = fd_jvp(op, s, u)
+        assert len(fd) == len(tans)
+        for j, (t, f) in enumerate(zip(tans, fd, strict=True)):
+            close(t, f, tol, f"output {j}: JVP vs finite differences (direction {k})")
+        if wide:  # the same sample computed in float64 agrees
+            _, tans64 = jvp(op, widen(s), [d.astype(WIDE[d.dtype.name]) for d in u])
+            for t, t64 in zip(tans, tans64, strict=True):
+                close(t, t64, TOL[dtype], f"{dtype} JVP vs {WIDE[dtype]} JVP")
+    record(op, dtype, "forward")
+
+
+def diff_outputs_np(out: Any) -> list[np.ndarray]:
+    return [np.asarray(o) for o in flat(out) if np.asarray(o).dtype.kind in "fc"]
+
+
+# ---------------------------------------------------------------- reverse mode
+
+
+def vjp(op: OpInfo, s: Sample, v: list[np.ndarray], *, batched: bool = False,
+        create_graph: bool = False) -> tuple[list[Any], list[Any], list[Any]]:
+    """Gradients of Re<v, f(x)> by reverse mode: (grads, leaves, outputs)."""
+    xs, args = leaves(s)
+    outs = run(op, s, args)
+    assert len(outs) == len(v)
+    pairs = [(o, w) for o, w in zip(outs, v, strict=True) if o.requires_grad]
+    if not pairs:
+        lead = (v[0].shape[0],) if batched and v else ()
+        return [np.zeros(lead + x.shape, x.dtype) for x in xs], xs, outs
+    grads = da.grad([o for o, _ in pairs], xs, grad_outputs=[da.as_tensor(w) for _, w in pairs],
+                    allow_unused=True, materialize_grads=True, is_grads_batched=batched,
+                    create_graph=create_graph)
+    for gr, x in zip(grads, xs, strict=True):
+        assert gr.dtype == x.dtype, f"grad dtype {gr.dtype} != input dtype {x.dtype}"
+        want = ((v[0].shape[0],) if batched else ()) + x.shape
+        assert gr.shape == want, f"grad shape {gr.shape} != {want}"
+    return list(grads) if create_graph else [to_np(gr) for gr in grads], xs, outs
+
+
+def cotangents(op: OpInfo, s: Sample, rng: np.random.Generator, lead: tuple[int, ...] = ()
+               ) -> list[np.ndarray]:
+    outs = evaluate(op, s, [s.args[i] for i in s.diff])
+    return [rand_like(rng, o, lead) for o in outs]
+
+
+def check_reverse(op: OpInfo, dtype: str, s: Sample) -> None:
+    """Reverse mode vs finite differences of Re<v, f(x)> along the directions u."""
+    rng = rng_for(op, dtype, s, "rev")
+    v = cotangents(op, s, rng)
+    tol = tol_for(dtype, v)
+    grads, _, _ = vjp(op, s, v)
+    for k, u in enumerate(directions(s, rng)):
+        fd = fd_jvp(op, s, u)
+        want, sc1 = inner(v, fd)
+        got, sc2 = inner(grads, u)
+        scalar_close(got, want, sc1 + sc2, tol, f"Re<J^T v, u> vs FD (direction {k})")
+    record(op, dtype, "reverse")
+
+
+def check_transposition(op: OpInfo, dtype: str, s: Sample) -> None:
+    """Re<v, J u> (forward mode) == Re<J^T v, u> (reverse mode)."""
+    rng = rng_for(op, dtype, s, "T")
+    v = cotangents(op, s, rng)
+    grads, _, _ = vjp(op, s, v)
+    xs = [s.args[i] for i in s.diff]
+    u = [rand_like(rng, x) for x in xs]
+    _, tans = jvp(op, s, u)
+    a, sc1 = inner(v, tans)
+    b, sc2 = inner(grads, u)
+    tol = AD_TOL["float32"] if tol_for(dtype, v) == TOL["float32"] else AD_TOL[dtype]
+    scalar_close(a, b, sc1 + sc2, tol, "Re<v, J u> vs Re<J^T v, u>")
+    record(op, dtype, "transpose")
+
+
+def check_double_backward(op: OpInfo, dtype: str, s: Sample) -> None:
+    """grad of Re<w, J^T v> (create_graph=True) vs finite differences of the gradient."""
+    rng = rng_for(op, dtype, s, "gg")
+    v = cotangents(op, s, rng)
+    grads, xs, _ = vjp(op, s, v, create_graph=True)
+    w = [rand_like(rng, s.args[i]) for i in s.diff]
+    pairs = [(gr, ww) for gr, ww in zip(grads, w, strict=True)
+             if getattr(gr, "requires_grad", False)]
+    if pairs:
+        hv = da.grad([p for p, _ in pairs], xs, grad_outputs=[da.as_tensor(ww) for _, ww in pairs],
+                     allow_unused=True, materialize_grads=True)
+        hv = [to_np(h) for h in hv]
+    else:
+        hv = [np.zeros(x.shape, x.dtype) for x in xs]
+    for k, u in enumerate(directions(s, rng)):
+        want = 0.0
+        for c, sign in ((-2, 1), (-1, -8), (1, 8), (2, -1)):
+            shifted = widen(s)
+            args = list(shifted.args)
+            for i, d in zip(s.diff, u, strict=True):
+                args[i] = args[i] + c * FD_H * d.astype(args[i].dtype)
+            shifted = dataclasses.replace(shifted, args=tuple(args))
+            gs, _, _ = vjp(op, shifted, [x.astype(WIDE[x.dtype.name]) for x in v])
+            want += sign * inner(w, gs)[0] / (12 * FD_H)
+        got, scale = inner(hv, u)
+        scalar_close(got, want, scale + abs(want), tol_for(dtype, v),
+                     f"double backward vs FD of the gradient (direction {k})")
+    record(op, dtype, "double-backward")
+
+
+# ---------------------------------------------------------------- batched
+
+
+def check_batched_forward(op: OpInfo, dtype: str, s: Sample) -> None:
+    rng = rng_for(op, dtype, s, "bf")
+    xs = [s.args[i] for i in s.diff]
+    U = [rand_like(rng, x, (B,)) for x in xs]
+    _, tb = jvp(op, s, U, batched=True)
+    for b in range(B):
+        _, t1 = jvp(op, s, [u[b] for u in U])
+        for j, (x, y) in enumerate(zip(tb, t1, strict=True)):
+            assert x.shape == (B,) + y.shape, f"batched tangent shape {x.shape}"
+            close(x[b], y, AD_TOL[dtype], f"output {j}, batch {b}: batched vs separate JVP")
+    record(op, dtype, "batched-forward")
+
+
+def check_batched_reverse(op: OpInfo, dtype: str, s: Sample) -> None:
+    rng = rng_for(op, dtype, s, "br")
+    V = cotangents(op, s, rng, (B,))
+    gb, _, _ = vjp(op, s, V, batched=True)
+    for b in range(B):
+        g1, _, _ = vjp(op, s, [v[b] for v in V])
+        for j, (x, y) in enumerate(zip(gb, g1, strict=True)):
+            close(x[b], y, AD_TOL[dtype], f"input {j}, batch {b}: batched vs separate VJP")
+    record(op, dtype, "batched-reverse")
+
+
+# double backward runs on these dtypes and the first samples of each entry (the rest of
+# the rules' second derivatives are exercised through the same primitives)
+GRADGRAD_DTYPES = ("float64", "complex128")
+GRADGRAD_FIRST: int | None = None

@@ -1,0 +1,79 @@
+"""Every script in examples/ must run to completion and print something.
+
+Scripts are discovered by globbing, so examples added later are covered
+without editing this file. Each runs in a fresh interpreter (sys.executable,
+i.e. the environment the tests run in) from the repository root.
+
+The Python snippets of README.md are run the same way, together, followed by
+checks of the values their comments state, so the README stays true.
+"""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+def test_quickstart_exists():
+    # The README's setup command runs it; guard against a rename.
+    assert (ROOT / "examples" / "quickstart.py") in EXAMPLES
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs(script):
+    env = dict(os.environ)
+    env.setdefault("MPLBACKEND", "Agg")  # examples that plot must not need a display
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    detail = f"\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
+    assert proc.returncode == 0, f"{script.name} exited with {proc.returncode}{detail}"
+    assert proc.stdout.strip(), f"{script.name} printed nothing{detail}"
+
+
+# The claims that README.md's snippets make in their comments, checked against
+# the variables the snippets leave behind (they run in one namespace, in order).
+README_CLAIMS = """
+_x = np.array([0.0, 0.5, 1.0])
+assert np.allclose(value.numpy(), np.sin(_x) * np.exp(-_x**2))
+assert np.allclose(tangent.numpy(), (np.cos(_x) - 2 * _x * np.sin(_x)) * np.exp(-_x**2))
+_w = np.array([1.0, -2.0, 0.5])
+_s = 1 / (1 + np.exp(-_w))
+assert np.allclose(w.grad.numpy(), 2 * _w * np.log1p(np.exp(_w)) + _w**2 * _s)
+assert np.allclose(g.detach().numpy(), 3 * _w**2)
+_xf = np.array([0.1, 0.2, 0.3, 0.4])
+_J = (1 - np.tanh(W @ _xf) ** 2)[:, None] * W + np.diag(3 * _xf**2)
+assert np.allclose(J.detach().numpy(), _J)
+assert np.allclose(Hv.detach().numpy(), 12 * _xf**2)
+assert np.allclose(t.grad.numpy(), [2 * np.cos(0.0), 3 * np.cos(1.0)])
+assert np.allclose(z.grad.numpy(), 6 + 8j)
+print("README claims hold")
+"""
+
+
+def test_readme_snippets():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+    assert blocks, "README.md has no python code blocks"
+    code = "\n\n".join(blocks) + "\n" + README_CLAIMS
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"README snippets failed:\n{proc.stdout}\n{proc.stderr}"
