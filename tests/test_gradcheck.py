@@ -687,7 +687,7 @@ def test_batched_grad_catches_backward_that_ignores_the_batch():
 def test_batched_forward_grad_catches_jvp_that_mixes_the_batch_axis():
     x = rnd(3)
     assert gradcheck(CumsumRawJvp.apply, (x,), check_forward_ad=True)
-    with pytest.raises(GradcheckError, match="batched forward gradient mismatch"):
+    with pytest.raises(GradcheckError, match="[Bb]atched forward gradient"):
         gradcheck(CumsumRawJvp.apply, (x,), check_forward_ad=True, check_batched_forward_grad=True)
 
 
