@@ -70,8 +70,17 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
-        "linear", "joint", "nondiff", "view", "multi", "fast", "boundary",
+        "linear", "joint", "nondiff", "view", "multi", "fast", "boundary", "simple",
     )
+
+    _FLAGS = ("nondiff", "view", "multi", "boundary")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # ``simple`` (none of the flags: the inlined plain path applies) follows the flags
+        object.__setattr__(self, name, value)
+        if name in Primitive._FLAGS:
+            object.__setattr__(self, "simple", not any(
+                getattr(self, f, False) for f in Primitive._FLAGS))
 
     def __init__(
         self,
@@ -133,6 +142,24 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 rg = True
             if a._nb:
                 nb = 1
+    if not top and not nb and prim.simple:
+        # the plain path, inlined: no levels, no batch axes, one array out
+        out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
+        if out.__class__ is not _ndarray and isinstance(out, _generic):
+            out = np.asarray(out)
+        t = _new(Tensor)
+        t._data = out
+        t._level = 0
+        t._nb = 0
+        t._rg = False
+        t._node = None
+        t._vc = None
+        t._meta = None
+        if rg and _state.grad:
+            hooks["record"](prim, args, t, params)
+        elif _state.inference:
+            _mark_inference(t)
+        return t
     if prim.nondiff:
         if top >= LIN:
             return hooks["linear"](prim, args, params)

@@ -42,7 +42,7 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
     t = D.innermost(self)
     if t._node is None:
         return RemovableHandle(t._meta_().hooks, hook)
-    table = t._node.tensor_pre_hooks.setdefault(t._out_nr, {})
+    table = t._node._table("tensor_pre_hooks").setdefault(t._out_nr, {})
     return RemovableHandle(table, hook)
 
 
@@ -63,7 +63,7 @@ def retain_grad(self: Tensor) -> None:
     if t._node is None:
         return
     t._meta_().retains_grad = True
-    t._node.retain[t._out_nr] = weakref.ref(t)
+    t._node._table("retain")[t._out_nr] = weakref.ref(t)
     if self is not t:
         self._meta = t._meta
 

@@ -200,8 +200,9 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
             outs: list[Tensor], nondiff: set[int]) -> None:
-    node = Node(cls._prim, {})
-    node.edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
+    edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
+    node = Node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
+    node.edges = edges
     node.avals = [(p.shape, p.dtype) if isinstance(p, Tensor) else ((), np.asarray(p).dtype)
                   for p in plain]
     node.out_avals = [(o.shape, o.dtype) for o in outs]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._dispatch import Primitive, apply
+from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
 from ._util import elementwise_aval, elementwise_batch
 
@@ -146,7 +146,7 @@ np_namespace.update({
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
 
-    __slots__ = ("nin", "formulas", "ufunc", "kernels")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels", "transposed")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self.nin:
@@ -242,13 +242,18 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.ufunc = fn
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = fast_jvp
+    p.transposed = fast_vjp
     return p
 
 
 def _coef_array(c: Any, y: Any) -> Any:
+    return _coef_dtype(c, y.dtype)
+
+
+def _coef_dtype(c: Any, od: Any) -> Any:
     if not hasattr(c, "dtype"):
         return c
-    cd, od = c.dtype, y.dtype
+    cd = c.dtype
     if cd == od or (cd.kind == "f" and od.kind == "c" and cd == _real_dtype(od)):
         return c
     return c.real.astype(od) if (cd.kind == "c" and od.kind != "c") else c.astype(
@@ -257,6 +262,23 @@ def _coef_array(c: Any, y: Any) -> Any:
 
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable."""
+    if len(args) == 1:  # the common unary case, without the general bookkeeping
+        a = args[0]
+        p, t = a._primal, a._tangent
+        if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+            return None
+        x = p._data
+        y = prim.impl(x)
+        f = prim.kernels[0]
+        if f == 0:
+            return _wrap(y, 0)
+        if f == 1:
+            tt = t._data
+        elif f == -1:
+            tt = -t._data
+        else:
+            tt = t._data * _coef_array(f(x, y), y)
+        return _dual_of(L, y, tt)
     arrays, tans = [], []
     for a in args:
         if a.__class__ is Tensor:
@@ -281,13 +303,77 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
             continue
         term = t if f == 1 else (-t if f == -1 else t * _coef_array(f(*arrays, y), y))
         acc = term if acc is None else acc + term
-    from .._dispatch import _wrap, dual
-
     if acc is None:
         return _wrap(y, 0)
-    if acc.shape != np.shape(y):
-        acc = np.broadcast_to(acc, np.shape(y))
-    return dual(L, _wrap(y, 0), _wrap(acc, 0))
+    return _dual_of(L, y, acc)
+
+
+def _dual_of(L: int, y: Any, tt: Any) -> Tensor:
+    """A dual Tensor from arrays (the tangent broadcast to the primal's shape)."""
+    if y.__class__ is not np.ndarray:
+        y = np.asarray(y)
+    if tt.__class__ is not np.ndarray or tt.shape != y.shape:
+        tt = np.broadcast_to(tt, y.shape)
+    p = _wrap(y, 0)
+    d = _new(Tensor)
+    d._data, d._level, d._primal, d._tangent = y, L, p, _wrap(tt, 0)
+    d._nb = 0
+    d._rg = False
+    d._node = None
+    d._vc = None
+    d._meta = None
+    return d
+
+
+def _sum_to(c: Any, shape: tuple[int, ...]) -> Any:
+    if c.shape == shape:
+        return c
+    lead = c.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and c.shape[lead + i] != 1)
+    return c.sum(axis=axes, keepdims=True).reshape(shape) if axes else c.reshape(shape)
+
+
+def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od: Any) -> Any:
+    """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
+    cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
+    Used only when nothing needs recording (no create_graph, no tangents, no batch)."""
+    g = ct._data
+    res: list[Any] = []
+    for f, need, aval in zip(prim.kernels, needs, avals, strict=True):
+        if not need:
+            res.append(None)
+            continue
+        shape, dtype = aval
+        if f == 0:
+            c = np.zeros(shape, dtype)
+        else:
+            if f == 1:
+                c = g
+            elif f == -1:
+                c = -g
+            else:
+                k = _coef_dtype(f(*arrays, y), od)
+                c = g * (np.conj(k) if getattr(k, "dtype", None) is not None and k.dtype.kind == "c"
+                         else k.conjugate() if isinstance(k, complex) else k)
+            if c.__class__ is not np.ndarray:
+                c = np.asarray(c)
+            if c.shape != shape:
+                c = _sum_to(c, shape)
+            if c.dtype != dtype:  # the adjoint of R -> C is the real part
+                c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
+        res.append(_wrap(c, 0))
+    return res
+
+
+AVAL_LEVEL = (1 << 60) + 1
+
+
+def _wrap_array(c: Any) -> Any:
+    return _wrap(c, 0)
+
+
+_new = object.__new__
 
 
 PRIMS: dict[str, Ufunc] = {}

@@ -75,44 +75,22 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
     return cts
 
 
-def _collect(roots: list[Any]) -> tuple[dict[Any, int], list[Any]]:
-    """Dependency counts of every node reachable from the roots."""
-    deps: dict[Any, int] = {}
-    seen = set()
-    stack = [n for n, _ in roots]
-    order = []
-    while stack:
-        n = stack.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        order.append(n)
-        for e in n.edges:
-            if e is not None:
-                deps[e[0]] = deps.get(e[0], 0) + 1
-                stack.append(e[0])
-    return deps, order
-
-
-def _needed(order: list[Any], targets: set[int]) -> set[int]:
+def _needed(roots: list[Any], targets: set[int]) -> set[int]:
     """Nodes from which some target is reachable (only those run)."""
     need: set[int] = set()
     done: set[int] = set()
-    for root in order:
-        if id(root) in done:
+    stack = [(n, False) for n, _ in roots]
+    while stack:  # iterative post-order over the DAG
+        n, expanded = stack.pop()
+        if id(n) in done:
             continue
-        stack = [(root, False)]
-        while stack:  # iterative post-order over the DAG
-            n, expanded = stack.pop()
-            if id(n) in done:
-                continue
-            if expanded:
-                done.add(id(n))
-                if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
-                    need.add(id(n))
-                continue
-            stack.append((n, True))
-            stack.extend((e[0], False) for e in n.edges if e is not None and id(e[0]) not in done)
+        if expanded:
+            done.add(id(n))
+            if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
+                need.add(id(n))
+            continue
+        stack.append((n, True))
+        stack.extend((e[0], False) for e in n.edges if e is not None and id(e[0]) not in done)
     return need
 
 
@@ -127,92 +105,97 @@ def run(
     retain: bool = True,
 ) -> list[Any]:
     roots = [edge_of(o) for o in outputs]
-    deps, order = _collect(roots)
     captures: dict[tuple[int, int], int] = {}
+    need: set[int] | None = None
     if inputs is not None:
         for k, t in enumerate(inputs):
             if not isinstance(t, Tensor) or not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
             captures[(id(node), nr)] = k
-        targets = {key[0] for key in captures}
-        need = _needed(order, targets)
-    else:
-        need = {id(n) for n in order}
+        need = _needed(roots, {key[0] for key in captures})
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
 
-    buf: dict[int, list[Any]] = {}
+    # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse
+    # topological order: when a node is popped, every cotangent for it has arrived.
+    buf: dict[Any, list[Any]] = {}
+    heap: list[Any] = []
     for (n, nr), c in zip(roots, cts, strict=True):
+        if n not in buf:
+            heapq.heappush(heap, (-n.seq, n))
         _add_to(buf, n, nr, c)
-    starts = {id(n): n for n, _ in roots}.values()
-    heap = [(-n.seq, id(n), n) for n in starts if deps.get(n, 0) == 0]
-    heapq.heapify(heap)
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = buf.pop(id(node), None)
-            if grads is not None and id(node) in need:
-                _run_node(node, grads, need, captures, got, capture, create_graph, buf, retain)
-            if not retain_graph and not isinstance(node, AccumulateGrad):
+            node = heapq.heappop(heap)[1]
+            grads = buf.pop(node)
+            if need is None or id(node) in need:
+                _run_node(node, grads, need, captures, got, capture, create_graph, buf, heap,
+                          retain)
+            if not retain_graph and node.__class__ is not AccumulateGrad:
                 node.release()
-            for e in getattr(node, "edges", ()):
-                if e is None:
-                    continue
-                deps[e[0]] -= 1
-                if deps[e[0]] == 0:
-                    heapq.heappush(heap, (-e[0].seq, id(e[0]), e[0]))
     return got
 
 
-def _add_to(buf: dict[int, list[Any]], node: Any, nr: int, c: Any) -> None:
-    slot = buf.get(id(node))
+def _add_to(buf: dict[Any, list[Any]], node: Any, nr: int, c: Any) -> None:
+    slot = buf.get(node)
     if slot is None:
         n_out = len(node.out_avals) if hasattr(node, "out_avals") else 1
-        slot = buf[id(node)] = [None] * n_out
+        slot = buf[node] = [None] * n_out
     slot[nr] = c if slot[nr] is None else slot[nr] + c
 
 
-def _run_node(node: Any, grads: list[Any], need: set[int], captures: dict[Any, int],
-              got: list[Any], capture: bool, create_graph: bool, buf: Any, retain: bool) -> None:
-    for nr, hooks in node.tensor_pre_hooks.items():
-        for fn in list(hooks.values()):
-            if grads[nr] is not None:
-                r = fn(grads[nr])
-                if r is not None:
-                    grads[nr] = r
-    for nr, ref in node.retain.items() if retain else ():
-        t = ref()
-        if t is not None and grads[nr] is not None:
-            g = grads[nr] if create_graph else grads[nr].detach()
-            m = t._meta_()
-            m.grad = g if m.grad is None else m.grad + g
-    for fn in list(node.pre_hooks.values()):
-        r = fn(tuple(grads))
-        if r is not None:
-            grads = list(r)
-    for nr, g in enumerate(grads):
-        k = captures.get((id(node), nr))
-        if k is not None and g is not None:
-            got[k] = g if got[k] is None else got[k] + g
-    if isinstance(node, AccumulateGrad):
+def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict[Any, int],
+              got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
+              retain: bool) -> None:
+    if node.tensor_pre_hooks:
+        for nr, hooks in node.tensor_pre_hooks.items():
+            for fn in list(hooks.values()):
+                if grads[nr] is not None:
+                    r = fn(grads[nr])
+                    if r is not None:
+                        grads[nr] = r
+    if retain and node.retain:
+        for nr, ref in node.retain.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                g = grads[nr] if create_graph else grads[nr].detach()
+                m = t._meta_()
+                m.grad = g if m.grad is None else m.grad + g
+    if node.pre_hooks:
+        for fn in list(node.pre_hooks.values()):
+            r = fn(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if captures:
+        for nr, g in enumerate(grads):
+            k = captures.get((id(node), nr))
+            if k is not None and g is not None:
+                got[k] = g if got[k] is None else got[k] + g
+    if node.__class__ is AccumulateGrad:
         if not capture and grads[0] is not None:
             _accumulate(node.variable, grads[0], create_graph)
         return
-    needs = [e is not None and id(e[0]) in need for e in node.edges]
-    if not any(needs):
+    edges = node.edges
+    needs = [e is not None and (need is None or id(e[0]) in need) for e in edges]
+    if True not in needs:
         return
-    if node.custom is not None:
-        res = node.custom(grads, needs)
-    else:
-        res = node.vjp(grads, needs)
-    for fn in list(node.hooks.values()):
-        r = fn(tuple(res), tuple(grads))
-        if r is not None:
-            res = list(r)
-    for e, r, n in zip(node.edges, res, needs, strict=True):
+    res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
+    if node.hooks:
+        for fn in list(node.hooks.values()):
+            r = fn(tuple(res), tuple(grads))
+            if r is not None:
+                res = list(r)
+    for e, r, n in zip(edges, res, needs, strict=True):
         if n and r is not None:
-            _add_to(buf, e[0], e[1], r)
+            nd = e[0]
+            slot = buf.get(nd)
+            if slot is None:
+                heapq.heappush(heap, (-nd.seq, nd))
+                slot = buf[nd] = [None] * (len(nd.out_avals) if nd.__class__ is not
+                                               AccumulateGrad else 1)
+            k = e[1]
+            slot[k] = r if slot[k] is None else slot[k] + r
 
 
 def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:

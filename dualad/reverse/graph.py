@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
+from .. import grad_mode as _gm
 from .._tensor import Tensor, _make
 from .linearize import linearize, placeholder, transpose_program
 
@@ -123,15 +124,13 @@ class Node:
     )
 
     def __init__(self, prim: Any, params: dict[str, Any]) -> None:
+        # created after the nodes of its inputs: a larger seq is later in topological order
         self.prim = prim
         self.params = params
         self.seq = next(_seq)
         self.released = False
-        self.saved: dict[Any, SavedValue] = {}
-        self.pre_hooks: dict[int, Any] = {}
-        self.hooks: dict[int, Any] = {}
-        self.tensor_pre_hooks: dict[int, dict[int, Any]] = {}
-        self.retain: dict[int, Any] = {}
+        self.saved: dict[Any, Any] = _NOTHING
+        self.pre_hooks = self.hooks = self.tensor_pre_hooks = self.retain = _NOTHING
         self.metadata: dict[Any, Any] = {}
         self.custom: Any = None
         self.nbs: Any = None  # batch ranks of (output, *inputs) in the forward pass, if any
@@ -148,11 +147,20 @@ class Node:
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
+        if self.hooks is _NOTHING:
+            self.hooks = {}
         return RemovableHandle(self.hooks, fn)
 
     def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        if self.pre_hooks is _NOTHING:
+            self.pre_hooks = {}
         return RemovableHandle(self.pre_hooks, fn)
+
+    def _table(self, name: str) -> dict[Any, Any]:
+        if getattr(self, name) is _NOTHING:
+            setattr(self, name, {})
+        return getattr(self, name)
 
     def _unpack(self) -> tuple[list[Any], Any]:
         if self.released and self.saved is None:
@@ -181,8 +189,44 @@ class Node:
             out = tuple(outs) if self.prim.multi else outs[0]
         return primals, out
 
+    def _plain_arrays(self) -> tuple[list[Any], Any] | None:
+        """The saved values as arrays, when all are plain and unchanged; else None."""
+        saved = self.saved
+        if saved is None:
+            return None
+        arrays = []
+        for i, c in enumerate(self.consts):
+            if c is not _ABSENT:
+                arrays.append(c)
+                continue
+            sv = saved.get(i)
+            if sv is None:
+                arrays.append(None)  # not read by the rule
+                continue
+            v = sv.packed
+            if sv.unpack is not None or sv.vc[0] != sv.version or v._level or v._nb:
+                return None
+            arrays.append(v._data)
+        y = None
+        if "out" in saved:
+            sv = saved["out"][0]
+            v = sv.packed
+            if sv.unpack is not None or sv.vc[0] != sv.version or v._level or v._nb:
+                return None
+            y = v._data
+        return arrays, y
+
     def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values."""
+        fast = getattr(self.prim, "transposed", None)
+        if fast is not None and not _gm.state.grad and cts[0] is not None and \
+                cts[0].__class__ is Tensor and not cts[0]._level and not cts[0]._nb:
+            arrays = self._plain_arrays()
+            if arrays is not None:
+                res = fast(self.prim, cts[0], arrays[0], arrays[1], self.avals, needs,
+                           self.out_avals[0][1])
+                if res is not None:
+                    return res
         primals, out = self._unpack()
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
         t, prog = linearize(self.name(), lambda: self.prim.jvp(primals, lins, out, **self.params))
@@ -197,6 +241,16 @@ class Node:
         if self.saved:
             self.saved = None  # type: ignore[assignment]
             self.released = True
+
+
+class _Nothing(dict):  # type: ignore[type-arg]
+    """A shared empty table; a node makes its own on the first registration."""
+
+    def __setitem__(self, k: Any, v: Any) -> None:
+        raise RuntimeError("internal: register through Node._table")
+
+
+_NOTHING: dict[Any, Any] = _Nothing()
 
 
 def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
@@ -231,6 +285,9 @@ class AccumulateGrad:
 
     __slots__ = ("variable", "seq", "pre_hooks", "hooks", "metadata", "tensor_pre_hooks",
                  "retain", "edges", "__weakref__")
+
+    def _table(self, name: str) -> dict[Any, Any]:
+        return getattr(self, name)
 
     def __init__(self, leaf: Tensor) -> None:
         self.variable = leaf
@@ -279,38 +336,66 @@ def _aval(a: Any) -> tuple[tuple[int, ...], Any]:
 
 def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """Attach a node to ``out`` (the reverse-mode half of ``apply``)."""
-    node = Node(prim, params)
     edges: list[Any] = []
-    reads: set[Any] = set()
-    for i, a in enumerate(args):
-        if a.__class__ is Tensor and a._rg:
-            inner = D.innermost(a)
-            if inner._meta is not None and inner._meta.inference:
-                raise RuntimeError(
-                    "Inference tensors cannot be saved for backward. To work around you can make "
-                    "a clone to get a normal tensor and use it in autograd."
-                )
-            edges.append(edge_of(inner))
-            reads.update(prim.reads_for(i))
-        else:
+    avals: list[Any] = []
+    consts: list[Any] = []
+    reads: tuple[Any, ...] = ()
+    i = 0
+    for a in args:
+        if a.__class__ is Tensor:
+            avals.append((a.shape, a._data.dtype))
+            consts.append(_ABSENT)
+            if a._rg:
+                inner = a if not a._level else D.innermost(a)
+                if inner._meta is not None and inner._meta.inference:
+                    raise RuntimeError(
+                        "Inference tensors cannot be saved for backward. To work around you can "
+                        "make a clone to get a normal tensor and use it in autograd."
+                    )
+                node_in = inner._node
+                edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
+                reads += prim.reads_for(i)
+            else:
+                edges.append(None)
+        elif a.__class__ in _SCALARS:
+            avals.append(None)  # a Python scalar is kept as the constant itself
+            consts.append(a)
             edges.append(None)
-    node.edges = edges
-    node.avals = [_aval(a) for a in args]
-    node.consts = [
-        _ABSENT if (a.__class__ is Tensor or hasattr(a, "shape")) else a for a in args
-    ]
-    outs = out if prim.multi else (out,)
-    node.out_avals = [(o.shape, o._data.dtype) for o in outs]
+        else:
+            avals.append(_aval(a))
+            consts.append(_ABSENT if hasattr(a, "shape") else a)
+            edges.append(None)
+        i += 1
+    node = Node(prim, params)
+    node.edges, node.avals, node.consts = edges, avals, consts
+    if prim.multi:
+        outs = out
+        node.out_avals = [(o.shape, o._data.dtype) for o in outs]
+    else:
+        outs = (out,)
+        node.out_avals = [(out.shape, out._data.dtype)]
     if outs[0]._nb:
         node.nbs = [outs[0]._nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
-    for r in reads:
-        if r == "out":
-            node.saved["out"] = [SavedValue(o, True, node, k) for k, o in enumerate(outs)]
-        elif r < len(args):
-            a = args[r]
-            node.saved[r] = SavedValue(a if a.__class__ is Tensor else _make(np.asarray(a)))
-    for k, o in enumerate(outs):
-        _set_node(o, node, k)
+    if reads:
+        saved = node.saved = {}
+        for r in reads:
+            if r in saved:
+                continue
+            if r == "out":
+                saved["out"] = [SavedValue(o, True, node, k) for k, o in enumerate(outs)]
+            elif r < len(args):
+                a = args[r]
+                saved[r] = SavedValue(a if a.__class__ is Tensor else _make(np.asarray(a)))
+    if prim.multi:
+        for k, o in enumerate(outs):
+            _set_node(o, node, k)
+    elif not out._level:
+        out._rg, out._node, out._out_nr = True, node, 0
+    else:
+        _set_node(out, node, 0)
+
+
+_SCALARS = (int, float, complex, bool)
 
 
 def _set_node(t: Tensor, node: Any, k: int) -> None:

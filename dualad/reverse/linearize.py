@@ -45,9 +45,20 @@ class Aval:
 
 def placeholder(shape: tuple[int, ...], dtype: Any, level: int = D.LIN) -> Tensor:
     """A symbolic tensor of this shape and dtype (``LIN``) or a value stand-in (``AVAL``)."""
-    t = _make(Aval(shape, dtype))
+    t = _make(Aval(shape, dtype) if level == D.LIN else _aval_of(shape, dtype))
     t._level = level
     return t
+
+
+_avals: dict[Any, Aval] = {}
+
+
+def _aval_of(shape: tuple[int, ...], dtype: Any) -> Aval:
+    # value stand-ins are never mutated, so one per (shape, dtype) serves every node
+    a = _avals.get((shape, dtype))
+    if a is None:
+        a = _avals[(shape, dtype)] = Aval(shape, dtype)
+    return a
 
 
 def is_lin(a: Any) -> bool:
