@@ -197,15 +197,7 @@ def test_jacobian_accepts_tensors_and_returns_tensors_without_history(strategy):
     assert xt.grad is None  # the user's leaf was not touched
 
 
-# Core bug (reported): reverse-mode recording of ops on *batched* tangents /
-# cotangents returns gradients that keep the batch axis, so a vectorized
-# Jacobian / Hessian built with create_graph=True differentiates wrongly.
-CORE_BATCHED_RECORDING = pytest.mark.xfail(
-    reason="core: backward through ops recorded on batched tangents/cotangents keeps the "
-    "batch axis (see the repro in tests/test_functional.py::test_core_batched_recording)",
-    strict=False,
-)
-VEC_CG = [False, pytest.param(True, marks=CORE_BATCHED_RECORDING)]
+VEC_CG = [False, True]
 
 
 @pytest.mark.parametrize("strategy", STRATS)
@@ -846,10 +838,9 @@ def test_transforms_compose_into_hessians():
     close(F.grad(F.grad(lambda s: np.sin(s) * s))(t), -np.sin(t) * t + 2 * np.cos(t))
 
 
-@CORE_BATCHED_RECORDING
 @pytest.mark.parametrize("how", ["batched-cotangent", "batched-tangent"])
 def test_core_batched_recording(how):
-    """Minimal repro, core API only: d/dx sum(J) for J = Jacobian of x**3 is 6x."""
+    """Reverse mode through a batched pass: d/dx sum(J) for J = Jacobian of x**3 is 6x."""
     x = da.tensor(np.array([1.0, 2.0, 3.0]), requires_grad=True)
     if how == "batched-cotangent":
         (J,) = da.grad(x**3, x, da.as_tensor(np.eye(3)), create_graph=True,
@@ -891,7 +882,6 @@ def test_transform_results_differentiable_when_inputs_require_grad():
     assert not F.grad(lambda x: np.sum(x**3))(x).requires_grad
 
 
-@CORE_BATCHED_RECORDING
 @pytest.mark.parametrize("tr", ["jacfwd", "jacrev"])
 def test_vectorized_transforms_differentiable_when_inputs_require_grad(tr):
     x = rng(95).standard_normal(3)
@@ -902,7 +892,6 @@ def test_vectorized_transforms_differentiable_when_inputs_require_grad(tr):
     close(h, 6 * x)
 
 
-@CORE_BATCHED_RECORDING
 def test_jacrev_of_jacfwd_is_the_hessian():
     f, x, _, H = make_logsum(5, seed=96)
     close(F.jacrev(F.jacfwd(f))(x), H)

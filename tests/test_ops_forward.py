@@ -23,7 +23,7 @@ def test_forward_vs_finite_differences(op, dtype, sample):
 def _public(ns, prefix=""):
     """Public names of a namespace (its __all__), walking dnp.linalg and dnp.fft."""
     names = {prefix + n for n in getattr(ns, "__all__", None) or vars(ns)
-             if not n.startswith("_") and n not in opdb.SUBMODULES}
+             if not n.startswith("_") and (prefix or n not in opdb.SUBMODULES)}
     for sub in opdb.SUBMODULES:
         if not prefix and hasattr(ns, sub):
             names |= _public(getattr(ns, sub), f"{sub}.")

@@ -402,7 +402,10 @@ def hessian(
         return out
 
     def inner_grad(out: Tensor, xs: tuple[Tensor, ...], keep: bool) -> list[Tensor | None]:
-        g = list(da.grad(out.reshape(()), list(xs), create_graph=keep, allow_unused=True))
+        if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
+            g: list[Tensor | None] = [None] * len(xs)
+        else:
+            g = list(da.grad(out.reshape(()), list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:

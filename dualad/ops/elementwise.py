@@ -72,9 +72,14 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
     "divide": (np.divide, "1 / b", "-y / b"),
-    "power": (np.power, "where(b == 0, 0, b * a ** (b - 1))", "where(a == 0, 0, log(a) * y)"),
+    # masks only 0 * inf at a == b == 0, so d2/da db = 1/a stays right at b == 0
+    "power": (
+        np.power, "b * where(logical_and(a == 0, b == 0), 0, a ** (b - 1))",
+        "where(a == 0, 0, log(a) * y)",
+    ),
     "float_power": (
-        np.float_power, "where(b == 0, 0, b * a ** (b - 1))", "where(a == 0, 0, log(a) * y)"
+        np.float_power, "b * where(logical_and(a == 0, b == 0), 0, a ** (b - 1))",
+        "where(a == 0, 0, log(a) * y)",
     ),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
     "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
@@ -135,10 +140,21 @@ namespace: dict[str, Any] = dict(CONSTANTS)
 
 # The same formulas over arrays: the kernel of the forward fast path (no Tensors below).
 np_namespace: dict[str, Any] = dict(CONSTANTS)
+def _np_where(c: Any, x: Any, y: Any) -> Any:
+    return (x if c else y) if c.__class__ is bool else np.where(c, x, y)
+
+
+def _np_and(a: Any, b: Any) -> Any:
+    # a Python False (a scalar argument's test) decides without touching arrays
+    if a is False or b is False:
+        return False
+    return np.logical_and(a, b)
+
+
 np_namespace.update({
-    "where": np.where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
+    "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
-    "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": np.logical_and,
+    "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
     "sign": np.sign, "floor": np.floor, "trunc": np.trunc,
 })
 

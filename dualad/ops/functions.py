@@ -137,6 +137,13 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
 # -- elementwise with NumPy's extra arguments -----------------------------------------------
 
 
+def logical_and(a: Any, b: Any) -> Any:
+    """``numpy.logical_and`` (a Python ``False`` short-circuits: rules test scalars this way)."""
+    if a is False or b is False:
+        return False
+    return _P["logical_and"](a, b)
+
+
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``numpy.where``: differentiable in ``x`` and ``y``; one argument means ``nonzero``."""
     if x is None and y is None:

@@ -343,7 +343,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     i = 0
     for a in args:
         if a.__class__ is Tensor:
-            avals.append((a.shape, a._data.dtype))
+            d = a._data
+            avals.append((d.shape if not a._nb else a.shape, d.dtype))
             consts.append(_ABSENT)
             if a._rg:
                 inner = a if not a._level else D.innermost(a)
@@ -354,7 +355,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     )
                 node_in = inner._node
                 edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
-                reads += prim.reads_for(i)
+                r = prim.reads
+                reads += (r[i] if i < len(r) else ()) if r and r[0].__class__ is tuple else r
             else:
                 edges.append(None)
         elif a.__class__ in _SCALARS:
@@ -373,7 +375,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         node.out_avals = [(o.shape, o._data.dtype) for o in outs]
     else:
         outs = (out,)
-        node.out_avals = [(out.shape, out._data.dtype)]
+        d = out._data
+        node.out_avals = [(d.shape if not out._nb else out.shape, d.dtype)]
     if outs[0]._nb:
         node.nbs = [outs[0]._nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
     if reads:
