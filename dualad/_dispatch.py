@@ -144,7 +144,16 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 nb = 1
     if not top and not nb and prim.simple:
         # the plain path, inlined: no levels, no batch axes, one array out
-        out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
+        n = len(args)
+        if n == 1:
+            a = args[0]
+            out = prim.impl(a._data if a.__class__ is Tensor else a, **params)
+        elif n == 2:
+            a, b = args
+            out = prim.impl(a._data if a.__class__ is Tensor else a,
+                            b._data if b.__class__ is Tensor else b, **params)
+        else:
+            out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
         if out.__class__ is not _ndarray and isinstance(out, _generic):
             out = np.asarray(out)
         t = _new(Tensor)
@@ -169,6 +178,11 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     elif top >= LIN:
         return hooks["linear"](prim, args, params)
     else:
+        fast = prim.fast
+        if fast is not None and not rg and not _state.inference:
+            out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
+            if out is not None:
+                return out
         out = _dual(prim, args, params, top)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)

@@ -72,15 +72,10 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
     "divide": (np.divide, "1 / b", "-y / b"),
-    # masks only 0 * inf at a == b == 0, so d2/da db = 1/a stays right at b == 0
-    "power": (
-        np.power, "b * where(logical_and(a == 0, b == 0), 0, a ** (b - 1))",
-        "where(a == 0, 0, log(a) * y)",
-    ),
-    "float_power": (
-        np.float_power, "b * where(logical_and(a == 0, b == 0), 0, a ** (b - 1))",
-        "where(a == 0, 0, log(a) * y)",
-    ),
+    # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0: only 0 * inf is masked, so
+    # d2/da db = 1/a stays right at b == 0 (and a Python exponent costs no mask)
+    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
+    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
     "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
     "fmax": (
@@ -144,6 +139,12 @@ def _np_where(c: Any, x: Any, y: Any) -> Any:
     return (x if c else y) if c.__class__ is bool else np.where(c, x, y)
 
 
+def _np_powm1(a: Any, b: Any) -> Any:
+    if b.__class__ in (int, float) and b != 0:
+        return a ** (b - 1)
+    return np.where(np.logical_and(np.equal(a, 0), np.equal(b, 0)), 0, a ** (b - 1))
+
+
 def _np_and(a: Any, b: Any) -> Any:
     # a Python False (a scalar argument's test) decides without touching arrays
     if a is False or b is False:
@@ -152,6 +153,7 @@ def _np_and(a: Any, b: Any) -> Any:
 
 
 np_namespace.update({
+    "powm1": _np_powm1,
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
@@ -190,7 +192,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
-    "logical_or", "logical_and", "sign", "floor", "trunc",
+    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1",
 }
 
 
@@ -293,8 +295,10 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
         elif f == -1:
             tt = -t._data
         else:
-            tt = t._data * _coef_array(f(x, y), y)
+            tt = _scaled(t._data, _coef_array(f(x, y), y), x, y)
         return _dual_of(L, y, tt)
+    if len(args) == 2:
+        return _fast_binary(prim, args[0], args[1], L)
     arrays, tans = [], []
     for a in args:
         if a.__class__ is Tensor:
@@ -319,6 +323,63 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
             continue
         term = t if f == 1 else (-t if f == -1 else t * _coef_array(f(*arrays, y), y))
         acc = term if acc is None else acc + term
+    if acc is None:
+        return _wrap(y, 0)
+    return _dual_of(L, y, acc)
+
+
+def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
+    """``t * k``, written into ``k`` when it is a fresh temporary (saves an allocation)."""
+    if (k.__class__ is np.ndarray and k.size >= _INPLACE_MIN and k.base is None
+            and k.shape == t.shape and k.dtype == t.dtype and all(k is not a for a in inputs)):
+        return np.multiply(t, k, out=k)
+    return t * k
+
+
+_INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
+
+
+def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
+    if a.__class__ is Tensor:
+        if a._level == L:
+            p, t = a._primal, a._tangent
+            if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+                return None
+            xa, ga = p._data, t._data
+        elif a._level or a._rg or a._nb:
+            return None
+        else:
+            xa, ga = a._data, None
+    else:
+        xa, ga = a, None
+    if b.__class__ is Tensor:
+        if b._level == L:
+            p, t = b._primal, b._tangent
+            if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+                return None
+            xb, gb = p._data, t._data
+        elif b._level or b._rg or b._nb:
+            return None
+        else:
+            xb, gb = b._data, None
+    else:
+        xb, gb = b, None
+    y = prim.impl(xa, xb)
+    fa, fb = prim.kernels
+    acc = None
+    if ga is not None and fa != 0:
+        acc = ga if fa == 1 else (-ga if fa == -1 else
+                                  _scaled(ga, _coef_array(fa(xa, xb, y), y), xa, xb, y))
+    if gb is not None and fb != 0:
+        term = gb if fb == 1 else (-gb if fb == -1 else
+                                   _scaled(gb, _coef_array(fb(xa, xb, y), y), xa, xb, y))
+        if acc is None:
+            acc = term
+        elif term is not gb and term.__class__ is np.ndarray and term.size >= _INPLACE_MIN \
+                and term.shape == np.shape(y) and term.dtype == acc.dtype:
+            acc = np.add(acc, term, out=term)  # term is a fresh temporary
+        else:
+            acc = acc + term
     if acc is None:
         return _wrap(y, 0)
     return _dual_of(L, y, acc)

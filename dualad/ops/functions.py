@@ -137,6 +137,13 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
 # -- elementwise with NumPy's extra arguments -----------------------------------------------
 
 
+def powm1(a: Any, b: Any) -> Any:
+    """``a ** (b - 1)``, but 0 where ``a == b == 0`` (power's derivative without 0 * inf)."""
+    if b.__class__ in (int, float) and b != 0:
+        return a ** (b - 1)
+    return where(logical_and(a == 0, b == 0), 0, a ** (b - 1))
+
+
 def logical_and(a: Any, b: Any) -> Any:
     """``numpy.logical_and`` (a Python ``False`` short-circuits: rules test scalars this way)."""
     if a is False or b is False:
