@@ -295,7 +295,10 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
         elif f == -1:
             tt = -t._data
         else:
-            tt = _scaled(t._data, _coef_array(f(x, y), y), x, y)
+            k = f(x, y)
+            if k.__class__ is np.ndarray and k.dtype is not y.dtype:
+                k = _coef_dtype(k, y.dtype)
+            tt = _scaled(t._data, k, x, y)
         return _dual_of(L, y, tt)
     if len(args) == 2:
         return _fast_binary(prim, args[0], args[1], L)
@@ -330,7 +333,9 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
 
 def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
     """``t * k``, written into ``k`` when it is a fresh temporary (saves an allocation)."""
-    if (k.__class__ is np.ndarray and k.size >= _INPLACE_MIN and k.base is None
+    if k.__class__ is not np.ndarray or k.size < _INPLACE_MIN:
+        return t * k
+    if (k.base is None
             and k.shape == t.shape and k.dtype == t.dtype and all(k is not a for a in inputs)):
         return np.multiply(t, k, out=k)
     return t * k
@@ -391,9 +396,12 @@ def _dual_of(L: int, y: Any, tt: Any) -> Tensor:
         y = np.asarray(y)
     if tt.__class__ is not np.ndarray or tt.shape != y.shape:
         tt = np.broadcast_to(tt, y.shape)
-    p = _wrap(y, 0)
+    p = _new(Tensor)
+    p._data, p._level, p._nb, p._rg, p._node, p._vc, p._meta = y, 0, 0, False, None, None, None
+    q = _new(Tensor)
+    q._data, q._level, q._nb, q._rg, q._node, q._vc, q._meta = tt, 0, 0, False, None, None, None
     d = _new(Tensor)
-    d._data, d._level, d._primal, d._tangent = y, L, p, _wrap(tt, 0)
+    d._data, d._level, d._primal, d._tangent = y, L, p, q
     d._nb = 0
     d._rg = False
     d._node = None
