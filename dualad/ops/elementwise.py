@@ -283,7 +283,7 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     if len(args) == 1:  # the common unary case, without the general bookkeeping
         a = args[0]
         p, t = a._primal, a._tangent
-        if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+        if p._level or p._rg or p._nb or t._level or t._rg:
             return None
         x = p._data
         y = prim.impl(x)
@@ -299,7 +299,7 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
             if k.__class__ is np.ndarray and k.dtype is not y.dtype:
                 k = _coef_dtype(k, y.dtype)
             tt = _scaled(t._data, k, x, y)
-        return _dual_of(L, y, tt)
+        return _dual_of(L, y, tt, t._nb)
     if len(args) == 2:
         return _fast_binary(prim, args[0], args[1], L)
     arrays, tans = [], []
@@ -345,12 +345,13 @@ _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
 def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
+    nb = 0
     if a.__class__ is Tensor:
         if a._level == L:
             p, t = a._primal, a._tangent
-            if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+            if p._level or p._rg or p._nb or t._level or t._rg:
                 return None
-            xa, ga = p._data, t._data
+            xa, ga, nb = p._data, t._data, t._nb
         elif a._level or a._rg or a._nb:
             return None
         else:
@@ -360,9 +361,10 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
     if b.__class__ is Tensor:
         if b._level == L:
             p, t = b._primal, b._tangent
-            if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+            if p._level or p._rg or p._nb or t._level or t._rg:
                 return None
             xb, gb = p._data, t._data
+            nb = max(nb, t._nb)
         elif b._level or b._rg or b._nb:
             return None
         else:
@@ -370,6 +372,10 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
     else:
         xb, gb = b, None
     y = prim.impl(xa, xb)
+    if nb:  # batched tangents: their logical axes line up with the output's
+        nd = np.ndim(y)
+        ga = None if ga is None else _align(ga, nb, nd)
+        gb = None if gb is None else _align(gb, nb, nd)
     fa, fb = prim.kernels
     acc = None
     if ga is not None and fa != 0:
@@ -387,19 +393,25 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
             acc = acc + term
     if acc is None:
         return _wrap(y, 0)
-    return _dual_of(L, y, acc)
+    return _dual_of(L, y, acc, nb)
 
 
-def _dual_of(L: int, y: Any, tt: Any) -> Tensor:
-    """A dual Tensor from arrays (the tangent broadcast to the primal's shape)."""
+def _align(g: Any, nb: int, nd: int) -> Any:
+    k = g.ndim - nb
+    return g.reshape(g.shape[:nb] + (1,) * (nd - k) + g.shape[nb:]) if nb and k < nd else g
+
+
+def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
+    """A dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not np.ndarray:
         y = np.asarray(y)
-    if tt.__class__ is not np.ndarray or tt.shape != y.shape:
-        tt = np.broadcast_to(tt, y.shape)
+    want = (tt.shape[:nb] if nb else ()) + y.shape
+    if tt.__class__ is not np.ndarray or tt.shape != want:
+        tt = np.broadcast_to(tt, want)
     p = _new(Tensor)
     p._data, p._level, p._nb, p._rg, p._node, p._vc, p._meta = y, 0, 0, False, None, None, None
     q = _new(Tensor)
-    q._data, q._level, q._nb, q._rg, q._node, q._vc, q._meta = tt, 0, 0, False, None, None, None
+    q._data, q._level, q._nb, q._rg, q._node, q._vc, q._meta = tt, 0, nb, False, None, None, None
     d = _new(Tensor)
     d._data, d._level, d._primal, d._tangent = y, L, p, q
     d._nb = 0
