@@ -422,20 +422,25 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     return d
 
 
-def _sum_to(c: Any, shape: tuple[int, ...]) -> Any:
-    if c.shape == shape:
+def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
+    """Sum ``c`` (``nb`` batch axes, then broadcast axes) down to batch + ``shape``."""
+    want = c.shape[:nb] + shape
+    if c.shape == want:
         return c
-    lead = c.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
-                                      if d == 1 and c.shape[lead + i] != 1)
-    return c.sum(axis=axes, keepdims=True).reshape(shape) if axes else c.reshape(shape)
+    extra = c.ndim - nb - len(shape)
+    axes = tuple(range(nb, nb + extra)) + tuple(
+        nb + extra + i for i, d in enumerate(shape) if d == 1 and c.shape[nb + extra + i] != 1)
+    return c.sum(axis=axes, keepdims=True).reshape(want) if axes else c.reshape(want)
 
 
 def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od: Any) -> Any:
     """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
     cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
-    Used only when nothing needs recording (no create_graph, no tangents, no batch)."""
+    Used only when nothing needs recording (no create_graph, no tangents); a batched
+    cotangent keeps its leading batch axes."""
     g = ct._data
+    nb = ct._nb
+    lead = g.shape[:nb]
     res: list[Any] = []
     for f, need, aval in zip(prim.kernels, needs, avals, strict=True):
         if not need:
@@ -443,7 +448,7 @@ def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od
             continue
         shape, dtype = aval
         if f == 0:
-            c = np.zeros(shape, dtype)
+            c = np.zeros(lead + shape, dtype)
         else:
             if f == 1:
                 c = g
@@ -455,11 +460,11 @@ def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od
                          else k.conjugate() if isinstance(k, complex) else k)
             if c.__class__ is not np.ndarray:
                 c = np.asarray(c)
-            if c.shape != shape:
-                c = _sum_to(c, shape)
+            if c.shape != lead + shape:
+                c = _sum_to(c, shape, nb)
             if c.dtype != dtype:  # the adjoint of R -> C is the real part
                 c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
-        res.append(_wrap(c, 0))
+        res.append(_wrap(c, nb))
     return res
 
 

@@ -77,21 +77,31 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
 
 def _needed(roots: list[Any], targets: set[int]) -> set[int]:
     """Nodes from which some target is reachable (only those run)."""
+    seen: set[Any] = set()
+    nodes = []
+    stack = [n for n, _ in roots]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        nodes.append(n)
+        stack.extend(e[0] for e in n.edges if e is not None)
+    nodes.sort(key=_seq)  # inputs before outputs: each child is decided before its parents
     need: set[int] = set()
-    done: set[int] = set()
-    stack = [(n, False) for n, _ in roots]
-    while stack:  # iterative post-order over the DAG
-        n, expanded = stack.pop()
-        if id(n) in done:
+    for n in nodes:
+        if id(n) in targets:
+            need.add(id(n))
             continue
-        if expanded:
-            done.add(id(n))
-            if id(n) in targets or any(e is not None and id(e[0]) in need for e in n.edges):
+        for e in n.edges:
+            if e is not None and id(e[0]) in need:
                 need.add(id(n))
-            continue
-        stack.append((n, True))
-        stack.extend((e[0], False) for e in n.edges if e is not None and id(e[0]) not in done)
+                break
     return need
+
+
+def _seq(n: Any) -> int:
+    return n.seq
 
 
 def run(

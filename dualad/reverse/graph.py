@@ -220,7 +220,7 @@ class Node:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values."""
         fast = getattr(self.prim, "transposed", None)
         if fast is not None and not _gm.state.grad and cts[0] is not None and \
-                cts[0].__class__ is Tensor and not cts[0]._level and not cts[0]._nb:
+                cts[0].__class__ is Tensor and not cts[0]._level and self.nbs is None:
             arrays = self._plain_arrays()
             if arrays is not None:
                 res = fast(self.prim, cts[0], arrays[0], arrays[1], self.avals, needs,
