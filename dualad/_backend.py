@@ -40,3 +40,8 @@ def asarray(data: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     if _cupy is not None and isinstance(data, _cupy.ndarray):
         return _cupy.array(data, dtype=dtype, copy=bool(copy))
     return np.array(data, dtype=dtype, copy=copy)
+
+
+def like(a: Any) -> Any:
+    """``a`` when it can steer array creation to its device (NEP 35 ``like=``), else None."""
+    return a if hasattr(a, "__array_function__") and not isinstance(a, np.generic) else None

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
 from ._util import elementwise_aval, elementwise_batch
@@ -448,7 +449,7 @@ def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od
             continue
         shape, dtype = aval
         if f == 0:
-            c = np.zeros(lead + shape, dtype)
+            c = np.zeros(lead + shape, dtype, like=_like(g))
         else:
             if f == 1:
                 c = g

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import asarray as _asarray
+from .._backend import like as _device_like
 from .._dispatch import apply
 from .._tensor import Tensor, _make
 from . import elementwise as E
@@ -115,7 +116,8 @@ empty_like = _like(np.empty_like)
 
 def zeros_like_tangent(p: Any, like: Any) -> Tensor:
     """A zero tangent for ``p`` with the batch axes of ``like``."""
-    z = _make(np.zeros(like._data.shape[: like._nb] + p.shape, dtype=p.dtype))
+    z = _make(np.zeros(like._data.shape[: like._nb] + p.shape, dtype=p.dtype,
+                       like=_device_like(like._data)))
     z._nb = like._nb
     return z
 
@@ -694,23 +696,24 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     )
 
 
-def _tri_mask(shape: tuple[int, ...], k: int, upper: bool) -> np.ndarray:
-    n, m = shape[-2], shape[-1]
-    return np.triu(np.ones((n, m), bool), k) if upper else np.tril(np.ones((n, m), bool), k)
+def _tri_mask(a: Any, k: int, upper: bool) -> Any:
+    n, m = a.shape[-2], a.shape[-1]
+    ones = np.ones((n, m), bool, like=_device_like(a._data))  # on a's device (NEP 35)
+    return np.triu(ones, k) if upper else np.tril(ones, k)
 
 
 def triu(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m.shape, k, True), m, 0)
+    return where(_tri_mask(m, k, True), m, 0)
 
 
 def tril(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m.shape, k, False), m, 0)
+    return where(_tri_mask(m, k, False), m, 0)
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

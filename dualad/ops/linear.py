@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor
 from ._util import (
@@ -167,7 +168,7 @@ getitem = _linear1("getitem", _getitem_impl, _getitem_batch, proxy_aval(_getitem
 
 
 def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
-    z = np.zeros(shape, dtype=a.dtype)
+    z = np.zeros(shape, dtype=a.dtype, like=_like(a))  # on a's device (NEP 35)
     if idx.basic:
         z[idx.key] = a
     else:
@@ -177,7 +178,7 @@ def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
 
 def _index_add_batch(arrays: Any, nbs: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
     a, nb = arrays[0], nbs[0]
-    z = np.zeros(a.shape[:nb] + shape, dtype=a.dtype)
+    z = np.zeros(a.shape[:nb] + shape, dtype=a.dtype, like=_like(a))
     zl, al = move_batch_last(z, nb), move_batch_last(a, nb)
     if idx.basic:
         zl[idx.key] = al
@@ -220,7 +221,8 @@ def zeros_of(p: Any) -> Tensor:
     from .._tensor import _make
 
     if isinstance(p, Tensor):
-        return _make(np.zeros(p.shape, p._data.dtype))
+        d = p._data
+        return _make(np.zeros(p.shape, d.dtype, like=_like(d)))
     return _make(np.zeros_like(p))
 
 
@@ -433,7 +435,7 @@ def _setitem_batch(arrays: Any, nbs: Any, *, idx: Index) -> Any:
     nb = max(nx, nv)
     if not nx:
         x = np.broadcast_to(x, (arrays[1].shape[:nv]) + x.shape)
-    out = move_batch_last(np.array(x), nb)
+    out = move_batch_last(x.copy(), nb)
     vl = move_batch_last(v, nv) if nv else np.asarray(v)[..., None]
     out[idx.key] = vl
     return move_batch_first(out, nb), nb

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import _dispatch as D
 from .. import grad_mode as gm
+from .._backend import like as _like
 from .._tensor import Tensor, _make
 from .graph import AccumulateGrad, edge_of
 
@@ -58,7 +59,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                     "grad can be implicitly created only for real scalar outputs; pass a "
                     "gradient for the complex output"
                 )
-            g = _make(np.ones(o.shape, dtype=o.dtype))
+            g = _make(np.ones(o.shape, dtype=o.dtype, like=_like(o._data)))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=o.dtype))
         want = o.shape
@@ -332,7 +333,7 @@ def grad(
                 )
             if materialize_grads:
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
-                g = _make(np.zeros(shape, dtype=t.dtype))
+                g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
         elif is_grads_batched:
             g = _with_nb(g, 0)
         res.append(g)

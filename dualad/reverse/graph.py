@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dispatch as D
 from .. import grad_mode as _gm
+from .._backend import like as _like
 from .._tensor import Tensor, _make
 from .linearize import linearize, placeholder, transpose_program
 
@@ -272,7 +273,8 @@ def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
 
 def _zeros_for(cts: list[Any], aval: tuple[Any, Any]) -> Tensor:
     ref = next(c for c in cts if c is not None)
-    z = _make(np.zeros(ref._data.shape[: ref._nb] + aval[0], dtype=aval[1]))
+    z = _make(np.zeros(ref._data.shape[: ref._nb] + aval[0], dtype=aval[1],
+                       like=_like(ref._data)))
     z._nb = ref._nb
     return z
 
