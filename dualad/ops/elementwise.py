@@ -289,17 +289,18 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
         x = p._data
         y = prim.impl(x)
         f = prim.kernels[0]
-        if f == 0:
-            return _wrap(y, 0)
-        if f == 1:
-            tt = t._data
-        elif f == -1:
-            tt = -t._data
+        if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
+            if not f:
+                return _wrap(y, 0)
+            tt = t._data if f == 1 else -t._data
         else:
             k = f(x, y)
-            if k.__class__ is np.ndarray and k.dtype is not y.dtype:
-                k = _coef_dtype(k, y.dtype)
-            tt = _scaled(t._data, k, x, y)
+            if k.__class__ is _ndarray:
+                if k.dtype is not y.dtype:
+                    k = _coef_dtype(k, y.dtype)
+                tt = _scaled(t._data, k, x, y) if k.size >= _INPLACE_MIN else t._data * k
+            else:
+                tt = t._data * k
         return _dual_of(L, y, tt, t._nb)
     if len(args) == 2:
         return _fast_binary(prim, args[0], args[1], L)
@@ -404,11 +405,11 @@ def _align(g: Any, nb: int, nd: int) -> Any:
 
 def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     """A dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
-    if y.__class__ is not np.ndarray:
+    if y.__class__ is not _ndarray:
         y = np.asarray(y)
-    want = (tt.shape[:nb] if nb else ()) + y.shape
-    if tt.__class__ is not np.ndarray or tt.shape != want:
-        tt = np.broadcast_to(tt, want)
+    if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
+                                        tt.shape[nb:] != y.shape):
+        tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     p = _new(Tensor)
     p._data, p._level, p._nb, p._rg, p._node, p._vc, p._meta = y, 0, 0, False, None, None, None
     q = _new(Tensor)
@@ -477,6 +478,7 @@ def _wrap_array(c: Any) -> Any:
 
 
 _new = object.__new__
+_ndarray = np.ndarray
 
 
 PRIMS: dict[str, Ufunc] = {}
