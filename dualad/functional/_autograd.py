@@ -70,6 +70,21 @@ def _single_scalar_output(out: Any, fn_name: str) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
+def _directions(v: Any, ref: Any, ref_tuple: bool, fn: str, create_graph: bool,
+                what: str) -> tuple[Any, ...]:
+    """The vectors ``v`` checked against ``ref`` (outputs or inputs), or ones for one scalar."""
+    if v is not None:
+        _, vs = as_tuple(v, "v", fn)
+        vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
+        validate_v(vs, ref, ref_tuple)
+        return vs
+    if len(ref) != 1 or numel(ref[0]) != 1:
+        raise RuntimeError(
+            f"v may be None only if {what} is a single Tensor with a single element."
+        )
+    return (ones_like(ref[0]),)
+
+
 def vjp(
     func: Callable[..., Any],
     inputs: TensorOrTuple,
@@ -115,17 +130,8 @@ def vjp(
         out_tuple, outs = as_tuple(func(*xs), _OUT, "vjp", allow_arrays=False)
         if strict:
             check_outputs_differentiable(outs)
-        if v is not None:
-            _, vs = as_tuple(v, "v", "vjp")
-            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
-            validate_v(vs, outs, out_tuple)
-        else:
-            if len(outs) != 1 or numel(outs[0]) != 1:
-                raise RuntimeError(
-                    "v may be None only if the user-provided function returns a single Tensor "
-                    "with a single element."
-                )
-            vs = (ones_like(outs[0]),)
+        vs = _directions(v, outs, out_tuple, "vjp", create_graph,
+                         "user-provided function returns")
     with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
         sel = [(o, c) for o, c in zip(outs, vs, strict=True) if o.requires_grad]
         if sel:
@@ -197,17 +203,8 @@ def jvp(
     with ctx:
         in_tuple, xs = as_tuple(inputs, "inputs", "jvp")
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph)
-        if v is not None:
-            _, vs = as_tuple(v, "v", "jvp")
-            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
-            validate_v(vs, xs, in_tuple)
-        else:
-            if len(xs) != 1 or numel(xs[0]) != 1:
-                raise RuntimeError(
-                    "v may be None only if the input to the user-provided function is a single "
-                    "Tensor with a single element."
-                )
-            vs = (ones_like(xs[0]),)
+        vs = _directions(v, xs, in_tuple, "jvp", create_graph,
+                         "input to the user-provided function is")
         with da.dual_level():
             duals = [da.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
             out_tuple, outs = as_tuple(func(*duals), _OUT, "jvp", allow_arrays=False)
@@ -462,17 +459,8 @@ def _hvp_impl(
     with da.enable_grad():
         in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, vs = as_tuple(v, "v", fn_name)
-            vs = grad_preprocess(vs, create_graph=create_graph, need_graph=False)
-            validate_v(vs, xs, in_tuple)
-        else:
-            if len(xs) != 1 or numel(xs[0]) != 1:
-                raise RuntimeError(
-                    "v may be None only if the input to the user-provided function is a single "
-                    "Tensor with a single element."
-                )
-            vs = (ones_like(xs[0]),)
+        vs = _directions(v, xs, in_tuple, fn_name, create_graph,
+                         "input to the user-provided function is")
         with da.dual_level():
             duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
             out = _single_scalar_output(func(*duals), fn_name)
