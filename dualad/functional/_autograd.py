@@ -131,7 +131,7 @@ def vjp(
         if strict:
             check_outputs_differentiable(outs)
         vs = _directions(v, outs, out_tuple, "vjp", create_graph,
-                         "user-provided function returns")
+                         "the output of the user-provided function")
     with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
         sel = [(o, c) for o, c in zip(outs, vs, strict=True) if o.requires_grad]
         if sel:
@@ -204,7 +204,7 @@ def jvp(
         in_tuple, xs = as_tuple(inputs, "inputs", "jvp")
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph)
         vs = _directions(v, xs, in_tuple, "jvp", create_graph,
-                         "input to the user-provided function is")
+                         "the input to the user-provided function")
         with da.dual_level():
             duals = [da.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
             out_tuple, outs = as_tuple(func(*duals), _OUT, "jvp", allow_arrays=False)
@@ -460,7 +460,7 @@ def _hvp_impl(
         in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
         vs = _directions(v, xs, in_tuple, fn_name, create_graph,
-                         "input to the user-provided function is")
+                         "the input to the user-provided function")
         with da.dual_level():
             duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
             out = _single_scalar_output(func(*duals), fn_name)
