@@ -156,7 +156,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
             out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
         if out.__class__ is not _ndarray and isinstance(out, _generic):
             out = np.asarray(out)
-        t = _new(Tensor)
+        t = _new(Tensor)  # _make, inlined: this is the hottest line of the library
         t._data = out
         t._level = 0
         t._nb = 0
@@ -237,7 +237,7 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
 def _wrap(out: Any, nb: int) -> Tensor:
     if out.__class__ is not _ndarray and isinstance(out, _generic):
         out = np.asarray(out)
-    t = _new(Tensor)
+    t = _new(Tensor)  # _make, inlined (hot path)
     t._data = out
     t._level = 0
     t._nb = nb

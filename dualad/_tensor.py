@@ -288,13 +288,7 @@ _new = object.__new__
 def _make(data: Any) -> Tensor:
     """Fast constructor for a plain Tensor around ``data`` (no copy, no checks)."""
     t = _new(Tensor)
-    t._data = data
-    t._level = 0
-    t._nb = 0
-    t._rg = False
-    t._node = None
-    t._vc = None
-    t._meta = None
+    _init(t, data)
     return t
 
 

@@ -410,6 +410,7 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
                                         tt.shape[nb:] != y.shape):
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
+    # three Tensors built inline (primal, tangent, dual): this is the forward hot path
     p = _new(Tensor)
     p._data, p._level, p._nb, p._rg, p._node, p._vc, p._meta = y, 0, 0, False, None, None, None
     q = _new(Tensor)
