@@ -71,6 +71,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
         "linear", "joint", "nondiff", "view", "multi", "fast", "boundary", "simple",
+        "transposed",
     )
 
     _FLAGS = ("nondiff", "view", "multi", "boundary")
@@ -110,6 +111,7 @@ class Primitive:
         self.view = view
         self.multi = multi
         self.fast: Callable[..., Any] | None = None  # optional array-level JVP (same rule)
+        self.transposed: Callable[..., Any] | None = None  # its transpose on arrays, if known
         self.boundary = False  # changes the number of batch axes: always use ``batch``
 
     def reads_for(self, i: int) -> tuple[Any, ...]:

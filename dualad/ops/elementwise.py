@@ -165,7 +165,7 @@ np_namespace.update({
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
 
-    __slots__ = ("nin", "formulas", "ufunc", "kernels", "transposed")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self.nin:

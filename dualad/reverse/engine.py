@@ -124,7 +124,8 @@ def run(
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
             captures[(id(node), nr)] = k
-        need = _needed(roots, {key[0] for key in captures})
+            captures[id(node)] = -1  # marks a node with captured outputs
+        need = _needed(roots, {key for key in captures if key.__class__ is int})
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
 
     # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse
@@ -178,7 +179,7 @@ def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict
             r = fn(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if captures:
+    if captures and id(node) in captures:
         for nr, g in enumerate(grads):
             k = captures.get((id(node), nr))
             if k is not None and g is not None:

@@ -219,7 +219,7 @@ class Node:
 
     def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values."""
-        fast = getattr(self.prim, "transposed", None)
+        fast = self.prim.transposed
         if fast is not None and not _gm.state.grad and cts[0] is not None and \
                 cts[0].__class__ is Tensor and not cts[0]._level and self.nbs is None:
             arrays = self._plain_arrays()
