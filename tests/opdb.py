@@ -632,6 +632,18 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("broadcast_arrays", lambda ns, *xs: ns.broadcast_arrays(*xs),
                _two([("pair", ((3,), "C"), ((2, 1), "C"), {}), ("same", ((2,), "S"), ((2,), "C"),
                                                                    {})]), ALL))
+    one("diff", ((5,), "S", {}), ((3, 4), "T", {"axis": 0}), ((2, 5), "F", {"n": 2}),
+        ((3,), "C", {"n": 0}))
+    add(OpInfo("append", lambda ns, a, b, **kw: ns.append(a, b, **kw),
+               _two([("flat", ((2, 2), "C"), ((3,), "S"), {}),
+                     ("axis", ((2, 3), "F"), ((1, 3), "C"), {"axis": 0})]), ALL))
+    add(OpInfo("column_stack", lambda ns, *xs: ns.column_stack(xs), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("mixed", [((3, 2), "F"), ((3,), "C")], {})]),
+        ALL))
+    add(OpInfo("cross", lambda ns, a, b, **kw: ns.cross(a, b, **kw),
+               _two([("vec", ((3,), "C"), ((3,), "S"), {}),
+                     ("batch", ((2, 3), "T"), ((1, 3), "C"), {}),
+                     ("axis0", ((3, 2), "C"), ((3, 2), "F"), {"axis": 0})]), ALL))
     one("atleast_1d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "C", {}))
     one("atleast_2d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}))
     add(OpInfo("concatenate", lambda ns, *xs, **kw: ns.concatenate(xs, **kw), _seq_samples([

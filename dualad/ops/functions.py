@@ -573,6 +573,43 @@ def vstack(tup: Sequence[Any]) -> Any:
     return concatenate([atleast_2d(x) for x in tup], axis=0)
 
 
+def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+    """``numpy.diff``: the n-th discrete difference along ``axis`` (slices and a subtraction)."""
+    a = asarray_t(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n}")
+    ax = _norm_axis(axis, a.ndim)
+    pre = (slice(None),) * ax
+    for _ in range(n):
+        a = getitem(a, pre + (slice(1, None),)) - getitem(a, pre + (slice(None, -1),))
+    return a
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """``numpy.append``: flattens both when ``axis`` is None."""
+    arr, values = asarray_t(arr), asarray_t(values)
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], axis=0)
+    return concatenate([arr, values], axis=axis)
+
+
+def column_stack(tup: Sequence[Any]) -> Any:
+    """``numpy.column_stack``: 1-D arrays become columns."""
+    arrs = [asarray_t(x) for x in tup]
+    return concatenate([reshape(x, (-1, 1)) if x.ndim < 2 else x for x in arrs], axis=1)
+
+
+def cross(a: Any, b: Any, axis: int = -1) -> Any:
+    """``numpy.cross`` of 3-vectors along ``axis`` (bilinear: products of components)."""
+    a, b = moveaxis(asarray_t(a), axis, -1), moveaxis(asarray_t(b), axis, -1)
+    if a.shape[-1] != 3 or b.shape[-1] != 3:
+        raise ValueError("dualad.numpy.cross supports 3-vectors only")
+    a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
+    b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
+    c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return moveaxis(c, -1, axis)
+
+
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """``numpy.split``: each part is an index of the input."""
     ary = asarray_t(ary)
