@@ -187,8 +187,6 @@ class Tensor:
                 f"(this one is {self._data.dtype}); convert it first, e.g. "
                 f"t.astype('float64').requires_grad_()"
             )
-        if self._meta is not None and self._meta.inference and requires_grad:
-            pass  # allowed, as in torch; recording it later raises
         t: Tensor = self
         while True:
             t._rg = bool(requires_grad)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._dispatch import apply
-from .._tensor import Tensor, _make
+from .._tensor import Tensor
 from . import elementwise as E
 from . import functions as F
 from . import linear as L
@@ -107,8 +107,6 @@ Tensor.T = property(lambda self: F.transpose(self))  # type: ignore[attr-defined
 Tensor.mT = property(lambda self: F.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
 Tensor.real = property(lambda self: F.real(self))  # type: ignore[attr-defined]
 Tensor.imag = property(lambda self: F.imag(self))  # type: ignore[attr-defined]
-_ = L
-_ = _make
 
 
 # -- in-place: write the data, bump the version, rebase the autograd history -----------------

@@ -51,7 +51,6 @@ from .._backend import namespace
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor, _make
 from . import functions as F
-from . import linear as L
 from ._util import align, norm_axes, norm_axis, shape_of
 
 LinAlgError = np.linalg.LinAlgError
@@ -997,6 +996,3 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     A = F.asarray_t(A)
     return _make(np.asarray(np.linalg.matrix_rank(A._data, tol=tol, hermitian=hermitian,
                                                   rtol=rtol)))
-
-
-_ = L

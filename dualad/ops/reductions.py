@@ -14,7 +14,6 @@ from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from . import elementwise as E
 from . import linear as L
-from ._util import elementwise_batch
 
 _mul, _div, _eq = E.PRIMS["multiply"], E.PRIMS["divide"], E.PRIMS["equal"]
 
@@ -111,4 +110,3 @@ cumprod = Primitive(
 for _p in (amax, amin, prod, cumprod):
     _p.batch = None
 del _p
-_ = elementwise_batch

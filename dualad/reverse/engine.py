@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 import warnings
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -339,7 +338,3 @@ def grad(
             g = _with_nb(g, 0)
         res.append(g)
     return tuple(res)
-
-
-def _seq_or(x: Sequence[Any]) -> Any:
-    return x

@@ -11,7 +11,6 @@ batched cotangents flow through the primitives' batching rules.
 
 from __future__ import annotations
 
-import string
 from typing import Any
 
 import numpy as np
@@ -208,7 +207,6 @@ RULES: dict[Any, Any] = {
 for _prim, _rule in RULES.items():
     _prim.transpose = _rule
 
-_ = string
 
 
 def _setitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
