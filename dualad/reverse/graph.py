@@ -120,7 +120,7 @@ class Node:
 
     __slots__ = (
         "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "released",
-        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "metadata", "custom", "nbs",
+        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata", "custom", "nbs",
         "__weakref__",
     )
 
@@ -132,9 +132,16 @@ class Node:
         self.released = False
         self.saved: dict[Any, Any] = _NOTHING
         self.pre_hooks = self.hooks = self.tensor_pre_hooks = self.retain = _NOTHING
-        self.metadata: dict[Any, Any] = {}
+        self._metadata: dict[Any, Any] | None = None  # made on first use
         self.custom: Any = None
         self.nbs: Any = None  # batch ranks of (output, *inputs) in the forward pass, if any
+
+    @property
+    def metadata(self) -> dict[Any, Any]:
+        """A dict for the user's own annotations of this node (torch's ``Node.metadata``)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self) -> str:
         return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
