@@ -180,11 +180,6 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     elif top >= LIN:
         return hooks["linear"](prim, args, params)
     else:
-        fast = prim.fast
-        if fast is not None and not rg and not _state.inference:
-            out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
-            if out is not None:
-                return out
         out = _dual(prim, args, params, top)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)
@@ -210,7 +205,7 @@ def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
 
 def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any) -> Any:
     if raw is None:
-        if not nb and not prim.multi and not prim.view:
+        if not nb and prim.simple:
             return _wrap(prim.impl(*[a._data if a.__class__ is Tensor else a for a in args],
                                    **params), 0)
         arrays = [a._data if a.__class__ is Tensor else a for a in args]
@@ -252,7 +247,7 @@ def _wrap(out: Any, nb: int) -> Tensor:
 
 def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int) -> Any:
     if prim.fast is not None and not _state.inference:
-        r = prim.fast(prim, args, L)
+        r = prim.fast(prim, args, L)  # the same rule on arrays; None if it does not apply
         if r is not None:
             return r
     primals = []

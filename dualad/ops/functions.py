@@ -116,10 +116,7 @@ empty_like = _like(np.empty_like)
 
 def zeros_like_tangent(p: Any, like: Any) -> Tensor:
     """A zero tangent for ``p`` with the batch axes of ``like``."""
-    z = _make(np.zeros(like._data.shape[: like._nb] + p.shape, dtype=p.dtype,
-                       like=_device_like(like._data)))
-    z._nb = like._nb
-    return z
+    return L.zeros_batched(p.shape, p.dtype, like)
 
 
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

@@ -216,6 +216,16 @@ def _concat_aval(args: Any, *, axis: int) -> Any:
     return tuple(s), np.result_type(*[a.dtype for a in args])
 
 
+def zeros_batched(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
+    """Zeros of ``shape`` with ``like``'s batch axes, on its device: a zero tangent."""
+    from .._tensor import _make
+
+    d = like._data
+    z = _make(np.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_like(d)))
+    z._nb = like._nb
+    return z
+
+
 def zeros_of(p: Any) -> Tensor:
     """Zeros of ``p``'s shape and dtype, reading no values (``p`` may be a stand-in)."""
     from .._tensor import _make

@@ -132,9 +132,7 @@ def run(
     buf: dict[Any, list[Any]] = {}
     heap: list[Any] = []
     for (n, nr), c in zip(roots, cts, strict=True):
-        if n not in buf:
-            heapq.heappush(heap, (-n.seq, n))
-        _add_to(buf, n, nr, c)
+        _add_to(buf, heap, n, nr, c)
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
@@ -148,10 +146,12 @@ def run(
     return got
 
 
-def _add_to(buf: dict[Any, list[Any]], node: Any, nr: int, c: Any) -> None:
+def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: Any) -> None:
+    """Accumulate cotangent ``c`` for output ``nr`` of ``node``; schedule it on first use."""
     slot = buf.get(node)
     if slot is None:
-        n_out = len(node.out_avals) if hasattr(node, "out_avals") else 1
+        heapq.heappush(heap, (-node.seq, node))
+        n_out = 1 if node.__class__ is AccumulateGrad else len(node.out_avals)
         slot = buf[node] = [None] * n_out
     slot[nr] = c if slot[nr] is None else slot[nr] + c
 
@@ -199,14 +199,7 @@ def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict
                 res = list(r)
     for e, r, n in zip(edges, res, needs, strict=True):
         if n and r is not None:
-            nd = e[0]
-            slot = buf.get(nd)
-            if slot is None:
-                heapq.heappush(heap, (-nd.seq, nd))
-                slot = buf[nd] = [None] * (len(nd.out_avals) if nd.__class__ is not
-                                               AccumulateGrad else 1)
-            k = e[1]
-            slot[k] = r if slot[k] is None else slot[k] + r
+            _add_to(buf, heap, e[0], e[1], r)
 
 
 def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:

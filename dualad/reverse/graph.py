@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import _dispatch as D
 from .. import grad_mode as _gm
-from .._backend import like as _like
 from .._tensor import Tensor, _make
 from .linearize import linearize, placeholder, transpose_program
 
@@ -279,11 +278,9 @@ def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
 
 
 def _zeros_for(cts: list[Any], aval: tuple[Any, Any]) -> Tensor:
-    ref = next(c for c in cts if c is not None)
-    z = _make(np.zeros(ref._data.shape[: ref._nb] + aval[0], dtype=aval[1],
-                       like=_like(ref._data)))
-    z._nb = ref._nb
-    return z
+    from ..ops.linear import zeros_batched
+
+    return zeros_batched(aval[0], aval[1], next(c for c in cts if c is not None))
 
 
 _ABSENT = object()
@@ -364,8 +361,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     )
                 node_in = inner._node
                 edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
-                r = prim.reads
-                reads += (r[i] if i < len(r) else ()) if r and r[0].__class__ is tuple else r
+                reads += prim.reads_for(i)
             else:
                 edges.append(None)
         elif a.__class__ in _SCALARS:
