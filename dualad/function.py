@@ -60,7 +60,7 @@ class FunctionCtx:
         if self._saved is None:  # in forward/jvp: what was saved, for backward or for forward
             return tuple(self.to_save) or tuple(self.saved_for_forward)
         node = self._node
-        if node is not None and node.released and node.saved is None:
+        if node is not None and node.saved is None:
             node._unpack()  # raises torch's "backward through the graph a second time"
         return tuple(None if s is None else (s if not isinstance(s, SavedValue)
                                              else s.get(node, "saved tensor"))

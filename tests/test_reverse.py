@@ -164,6 +164,26 @@ def test_inplace_change_of_saved_value_is_caught():
     _ = y
 
 
+@pytest.mark.parametrize("how", ["setitem", "iadd", "view", "detach"])
+@pytest.mark.parametrize("which", ["input", "output"])
+def test_inplace_change_after_saving_is_caught_however_made(how, which):
+    # a value saved with no version counter yet must still see later changes
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1.0
+    y = dnp.sin(h) if which == "input" else dnp.exp(h)  # sin saves h, exp its output
+    target = h if which == "input" else y
+    if how == "setitem":
+        target[0] = 5.0
+    elif how == "iadd":
+        target += 1.0
+    elif how == "view":
+        target[1:][0] = 5.0
+    else:
+        target.detach()[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 def test_inplace_on_leaf_that_requires_grad_raises():
     x = da.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="leaf"):

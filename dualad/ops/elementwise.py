@@ -440,35 +440,45 @@ def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od
     """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
     cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
     Used only when nothing needs recording (no create_graph, no tangents); a batched
-    cotangent keeps its leading batch axes."""
-    g = ct._data
-    nb = ct._nb
-    lead = g.shape[:nb]
-    res: list[Any] = []
-    for f, need, aval in zip(prim.kernels, needs, avals, strict=True):
-        if not need:
-            res.append(None)
-            continue
-        shape, dtype = aval
-        if f == 0:
-            c = np.zeros(lead + shape, dtype, like=_like(g))
-        else:
-            if f == 1:
-                c = g
-            elif f == -1:
-                c = -g
-            else:
-                k = _coef_dtype(f(*arrays, y), od)
-                c = g * (np.conj(k) if getattr(k, "dtype", None) is not None and k.dtype.kind == "c"
-                         else k.conjugate() if isinstance(k, complex) else k)
-            if c.__class__ is not np.ndarray:
-                c = np.asarray(c)
-            if c.shape != lead + shape:
-                c = _sum_to(c, shape, nb)
-            if c.dtype != dtype:  # the adjoint of R -> C is the real part
-                c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
-        res.append(_wrap(c, nb))
-    return res
+    cotangent keeps its leading batch axes. A bare-array cotangent gives bare arrays."""
+    if ct.__class__ is _ndarray:
+        g, nb = ct, -1  # -1: bare arrays in and out
+    else:
+        g, nb = ct._data, ct._nb
+    kernels = prim.kernels
+    if len(kernels) == 1:  # unary: no loop
+        return [_ct_term(kernels[0], g, nb, arrays, y, avals[0], od) if needs[0] else None]
+    return [_ct_term(kernels[i], g, nb, arrays, y, avals[i], od) if needs[i] else None
+            for i in range(len(kernels))]
+
+
+def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -> Any:
+    """The cotangent of one input: ``g * conj(f(...))``, summed to its shape, in its dtype."""
+    shape, dtype = aval
+    n = nb if nb > 0 else 0
+    if f.__class__ is not int:
+        k = f(*arrays, y)
+        if k.__class__ is not _ndarray and k.__class__ is not float:
+            k = np.asarray(k)  # NumPy scalars (0-d results), Python complex, bool, int
+        if k.__class__ is _ndarray:
+            if k.dtype is not od:
+                k = _coef_dtype(k, od)
+            if k.dtype.kind == "c":
+                k = np.conj(k)
+        c = g * k
+    elif f == 1:
+        c = g
+    elif f == -1:
+        c = -g
+    else:
+        c = np.zeros(g.shape[:n] + shape, dtype, like=_like(g))
+    if c.__class__ is not _ndarray:
+        c = np.asarray(c)
+    if (c.shape != shape) if not n else (c.shape[n:] != shape):
+        c = _sum_to(c, shape, n)
+    if c.dtype is not dtype and c.dtype != dtype:  # the adjoint of R -> C is the real part
+        c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
+    return c if nb < 0 else _wrap(c, nb)
 
 
 AVAL_LEVEL = (1 << 60) + 1

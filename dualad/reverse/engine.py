@@ -8,6 +8,7 @@ inputs. Leaves accumulate into ``.grad``; ``grad()`` captures instead.
 from __future__ import annotations
 
 import heapq
+import operator
 import warnings
 from typing import Any
 
@@ -17,7 +18,7 @@ from .. import _dispatch as D
 from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, edge_of, tensors
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -75,8 +76,9 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
     return cts
 
 
-def _needed(roots: list[Any], targets: set[int]) -> set[int]:
-    """Nodes from which some target is reachable (only those run)."""
+def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]]:
+    """Nodes from which some target is reachable (only those run), each with the list of
+    its edges that lead to a target (the inputs whose cotangents are wanted)."""
     seen: set[Any] = set()
     nodes = []
     stack = [n for n, _ in roots]
@@ -86,22 +88,19 @@ def _needed(roots: list[Any], targets: set[int]) -> set[int]:
             continue
         seen.add(n)
         nodes.append(n)
-        stack.extend(e[0] for e in n.edges if e is not None)
-    nodes.sort(key=_seq)  # inputs before outputs: each child is decided before its parents
-    need: set[int] = set()
-    for n in nodes:
-        if id(n) in targets:
-            need.add(id(n))
-            continue
         for e in n.edges:
-            if e is not None and id(e[0]) in need:
-                need.add(id(n))
-                break
+            if e is not None:
+                stack.append(e[0])
+    nodes.sort(key=_by_seq)  # inputs before outputs: each child is decided before its parents
+    need: dict[Any, list[bool]] = {}
+    for n in nodes:
+        needs = [e is not None and e[0] in need for e in n.edges]
+        if n in targets or True in needs:
+            need[n] = needs
     return need
 
 
-def _seq(n: Any) -> int:
-    return n.seq
+_by_seq = operator.attrgetter("seq")
 
 
 def run(
@@ -115,16 +114,16 @@ def run(
     retain: bool = True,
 ) -> list[Any]:
     roots = [edge_of(o) for o in outputs]
-    captures: dict[tuple[int, int], int] = {}
-    need: set[int] | None = None
+    captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
+    need: dict[Any, list[bool]] | None = None
     if inputs is not None:
         for k, t in enumerate(inputs):
             if not isinstance(t, Tensor) or not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
-            captures[(id(node), nr)] = k
-            captures[id(node)] = -1  # marks a node with captured outputs
-        need = _needed(roots, {key for key in captures if key.__class__ is int})
+            captures[(node, nr)] = k
+            captures[node] = -1  # marks a node with captured outputs
+        need = _needed(roots, {key for key in captures if key.__class__ is not tuple})
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
 
     # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse
@@ -132,17 +131,35 @@ def run(
     buf: dict[Any, list[Any]] = {}
     heap: list[Any] = []
     for (n, nr), c in zip(roots, cts, strict=True):
+        if not create_graph and not c._level and not c._nb:
+            c = c._data  # the fast lane passes bare arrays between plain nodes
         _add_to(buf, heap, n, nr, c)
+    pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
-            node = heapq.heappop(heap)[1]
+            node = pop(heap)[1]
             grads = buf.pop(node)
-            if need is None or id(node) in need:
-                _run_node(node, grads, need, captures, got, capture, create_graph, buf, heap,
+            if need is None:
+                needs = None
+            else:
+                needs = need.get(node)
+                if needs is None:  # leads to no input that was asked for
+                    continue
+            if node.__class__ is AccumulateGrad or node.hooked or node in captures:
+                _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
                           retain)
-            if not retain_graph and node.__class__ is not AccumulateGrad:
-                node.release()
+            else:  # the common case, inlined: no hooks, nothing captured here
+                edges = node.edges
+                if needs is None:
+                    needs = [e is not None for e in edges]
+                res = node.custom(tensors(grads), needs) if node.custom is not None else \
+                    node.vjp(grads, needs)
+                for e, r, n in zip(edges, res, needs, strict=True):
+                    if n and r is not None:
+                        _add_to(buf, heap, e[0], e[1], r)
+            if not retain_graph and node.saved:
+                node.saved = None  # release what it saved (AccumulateGrad saves nothing)
     return got
 
 
@@ -153,12 +170,17 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
         heapq.heappush(heap, (-node.seq, node))
         n_out = 1 if node.__class__ is AccumulateGrad else len(node.out_avals)
         slot = buf[node] = [None] * n_out
-    slot[nr] = c if slot[nr] is None else slot[nr] + c
+    if slot[nr] is None:
+        slot[nr] = c
+    else:
+        c = slot[nr] + c
+        slot[nr] = np.asarray(c) if isinstance(c, np.generic) else c  # 0-d + 0-d is a scalar
 
 
-def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict[Any, int],
+def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
               retain: bool) -> None:
+    grads = tensors(grads)  # hooks, captures and .grad see Tensors, never bare arrays
     if node.tensor_pre_hooks:
         for nr, hooks in node.tensor_pre_hooks.items():
             for fn in list(hooks.values()):
@@ -178,9 +200,9 @@ def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict
             r = fn(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if captures and id(node) in captures:
+    if node in captures:
         for nr, g in enumerate(grads):
-            k = captures.get((id(node), nr))
+            k = captures.get((node, nr))
             if k is not None and g is not None:
                 got[k] = g if got[k] is None else got[k] + g
     if node.__class__ is AccumulateGrad:
@@ -188,7 +210,8 @@ def _run_node(node: Any, grads: list[Any], need: set[int] | None, captures: dict
             _accumulate(node.variable, grads[0], create_graph)
         return
     edges = node.edges
-    needs = [e is not None and (need is None or id(e[0]) in need) for e in edges]
+    if needs is None:
+        needs = [e is not None for e in edges]
     if True not in needs:
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -55,17 +54,19 @@ class RemovableHandle:
 
 
 class SavedValue:
-    """A value a node saved, with the version it had and its pack/unpack hooks."""
+    """A value a node saved, with the version it had and its pack/unpack hooks.
 
-    __slots__ = ("packed", "version", "vc", "unpack", "is_output", "node", "nr")
+    ``vc`` is the version counter, or None when ``packed`` is the saved Tensor
+    itself and had no counter yet: the counter is then read off it at check time
+    (an in-place change creates it), so saving costs no allocation.
+    """
+
+    __slots__ = ("packed", "version", "vc", "unpack", "nr")
 
     def __init__(self, t: Tensor, is_output: bool = False, node: Any = None, nr: int = 0) -> None:
-        self.nr = nr
+        self.nr = nr if is_output else -1
         self.vc = t._version_counter()
         self.version = self.vc[0]
-        self.is_output = is_output
-        # An output is saved without its grad_fn (no cycle) and re-attached on unpack.
-        self.node = weakref.ref(node) if is_output else None
         v = _alias(t) if is_output else t
         if saved_hooks.stack:
             if saved_hooks.disabled is not None:
@@ -75,20 +76,43 @@ class SavedValue:
         else:
             self.packed, self.unpack = v, None
 
+    def current(self) -> int:
+        vc = self.vc
+        if vc is None:
+            vc = self.packed._vc
+            return 0 if vc is None else vc[0]
+        return vc[0]
+
     def get(self, node: Node, what: str) -> Tensor:
-        if self.vc[0] != self.version:
+        if self.current() != self.version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{what} of {node.name()}] is at version {self.vc[0]}; "
+                f"inplace operation: [{what} of {node.name()}] is at version {self.current()}; "
                 f"expected version {self.version} instead. Hint: the in-place change happened "
                 "after the value was saved; use an out-of-place operation (or clone it first)."
             )
         v = self.packed if self.unpack is None else self.unpack(self.packed)
         if not isinstance(v, Tensor):
             v = _make(np.asarray(v))
-        if self.is_output:
+            if self.unpack is None:  # a plain output saved as its bare array
+                v._vc = self.vc
+        if self.nr >= 0:
             v = _reattach(v, node, self.nr)
         return v
+
+
+def _save_output(o: Tensor, nr: int) -> SavedValue:
+    """SavedValue(o, True) for a plain output: its bare array (no Tensor, so no cycle)."""
+    sv = _new(SavedValue)
+    sv.packed, sv.unpack, sv.nr = o._data, None, nr
+    vc = o._vc
+    if vc is None:
+        vc = o._vc = [0]
+    sv.vc, sv.version = vc, vc[0]
+    return sv
+
+
+_new = object.__new__
 
 
 def _alias(t: Tensor) -> Tensor:
@@ -118,22 +142,13 @@ class Node:
     """
 
     __slots__ = (
-        "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "released",
-        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata", "custom", "nbs",
-        "__weakref__",
+        "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq",
+        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "hooked", "_metadata", "custom",
+        "nbs", "__weakref__",
     )
 
     def __init__(self, prim: Any, params: dict[str, Any]) -> None:
-        # created after the nodes of its inputs: a larger seq is later in topological order
-        self.prim = prim
-        self.params = params
-        self.seq = next(_seq)
-        self.released = False
-        self.saved: dict[Any, Any] = _NOTHING
-        self.pre_hooks = self.hooks = self.tensor_pre_hooks = self.retain = _NOTHING
-        self._metadata: dict[Any, Any] | None = None  # made on first use
-        self.custom: Any = None
-        self.nbs: Any = None  # batch ranks of (output, *inputs) in the forward pass, if any
+        _init_node(self, prim, params)
 
     @property
     def metadata(self) -> dict[Any, Any]:
@@ -154,23 +169,20 @@ class Node:
 
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
-        if self.hooks is _NOTHING:
-            self.hooks = {}
-        return RemovableHandle(self.hooks, fn)
+        return RemovableHandle(self._table("hooks"), fn)
 
     def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
-        if self.pre_hooks is _NOTHING:
-            self.pre_hooks = {}
-        return RemovableHandle(self.pre_hooks, fn)
+        return RemovableHandle(self._table("pre_hooks"), fn)
 
     def _table(self, name: str) -> dict[Any, Any]:
+        self.hooked = True  # the engine looks at hooks only on nodes that ever had one
         if getattr(self, name) is _NOTHING:
             setattr(self, name, {})
         return getattr(self, name)
 
     def _unpack(self) -> tuple[list[Any], Any]:
-        if self.released and self.saved is None:
+        if self.saved is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
                 "tensors after they have already been freed). Saved intermediate values of the "
@@ -201,39 +213,40 @@ class Node:
         saved = self.saved
         if saved is None:
             return None
-        arrays = []
-        for i, c in enumerate(self.consts):
-            if c is not _ABSENT:
-                arrays.append(c)
-                continue
-            sv = saved.get(i)
-            if sv is None:
-                arrays.append(None)  # not read by the rule
-                continue
-            v = sv.packed
-            if sv.unpack is not None or sv.vc[0] != sv.version or v._level or v._nb:
-                return None
-            arrays.append(v._data)
+        arrays = [None if c is _ABSENT else c for c in self.consts]  # None: not read
         y = None
-        if "out" in saved:
-            sv = saved["out"][0]
+        for k, sv in saved.items():
+            if k == "out":
+                sv = sv[0]
+                y = sv.packed
+                if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
+                    return None
+                continue
             v = sv.packed
-            if sv.unpack is not None or sv.vc[0] != sv.version or v._level or v._nb:
+            if sv.unpack is not None or v._level or v._nb:
                 return None
-            y = v._data
+            vc = sv.vc if sv.vc is not None else v._vc
+            if vc is not None and vc[0] != sv.version:
+                return None
+            arrays[k] = v._data
         return arrays, y
 
     def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
-        """Cotangents of the inputs: transpose of the JVP, linearized at the saved values."""
+        """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
+
+        A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
+        recorded); then so may the results.
+        """
         fast = self.prim.transposed
-        if fast is not None and not _gm.state.grad and cts[0] is not None and \
-                cts[0].__class__ is Tensor and not cts[0]._level and self.nbs is None:
-            arrays = self._plain_arrays()
-            if arrays is not None:
-                res = fast(self.prim, cts[0], arrays[0], arrays[1], self.avals, needs,
-                           self.out_avals[0][1])
-                if res is not None:
-                    return res
+        if fast is not None and self.nbs is None:
+            c = cts[0]
+            if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
+                                           and not _gm.state.grad):
+                arrays = self._plain_arrays()
+                if arrays is not None:
+                    return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
+                                self.out_avals[0][1])
+        cts = tensors(cts)
         primals, out = self._unpack()
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
         t, prog = linearize(self.name(), lambda: self.prim.jvp(primals, lins, out, **self.params))
@@ -244,10 +257,27 @@ class Node:
                 res[i] = _zeros_for(cts, self.avals[i])
         return res if self.nbs is None else _sum_batch_axes(self, cts, res)
 
-    def release(self) -> None:
-        if self.saved:
-            self.saved = None  # type: ignore[assignment]
-            self.released = True
+
+
+def tensors(cts: list[Any]) -> list[Any]:
+    """The engine's bare-array cotangents as Tensors (for hooks and the general path)."""
+    return [_make(c) if c.__class__ is _ndarray else c for c in cts]
+
+
+_ndarray = np.ndarray
+
+
+def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
+    # created after the nodes of its inputs: a larger seq is later in topological order
+    node.prim = prim
+    node.params = params
+    node.seq = next(_seq)
+    node.saved = _NOTHING  # None once released
+    node.pre_hooks = node.hooks = node.tensor_pre_hooks = node.retain = _NOTHING
+    node.hooked = False
+    node._metadata = None  # made on first use
+    node.custom = None
+    node.nbs = None  # batch ranks of (output, *inputs) in the forward pass, if any
 
 
 class _Nothing(dict):  # type: ignore[type-arg]
@@ -291,6 +321,7 @@ class AccumulateGrad:
 
     __slots__ = ("variable", "seq", "pre_hooks", "hooks", "metadata", "tensor_pre_hooks",
                  "retain", "edges", "__weakref__")
+    saved = None  # nothing to release
 
     def _table(self, name: str) -> dict[Any, Any]:
         return getattr(self, name)
@@ -346,6 +377,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     avals: list[Any] = []
     consts: list[Any] = []
     reads: tuple[Any, ...] = ()
+    per_input = prim.reads and prim.reads[0].__class__ is tuple
     i = 0
     for a in args:
         if a.__class__ is Tensor:
@@ -361,7 +393,11 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     )
                 node_in = inner._node
                 edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
-                reads += prim.reads_for(i)
+                if per_input:
+                    if i < len(prim.reads):
+                        reads += prim.reads[i]
+                else:
+                    reads = prim.reads
             else:
                 edges.append(None)
         elif a.__class__ in _SCALARS:
@@ -373,7 +409,13 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             consts.append(_ABSENT if hasattr(a, "shape") else a)
             edges.append(None)
         i += 1
-    node = Node(prim, params)
+    node = _new(Node)  # _init_node, inlined (one node per recorded op)
+    node.prim = prim
+    node.params = params
+    node.seq = next(_seq)
+    node.pre_hooks = node.hooks = node.tensor_pre_hooks = node.retain = node.saved = _NOTHING
+    node.hooked = False
+    node._metadata = node.custom = node.nbs = None
     node.edges, node.avals, node.consts = edges, avals, consts
     if prim.multi:
         outs = out
@@ -381,19 +423,29 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     else:
         outs = (out,)
         d = out._data
-        node.out_avals = [(d.shape if not out._nb else out.shape, d.dtype)]
+        node.out_avals = ((d.shape if not out._nb else out.shape, d.dtype),)
     if outs[0]._nb:
         node.nbs = [outs[0]._nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
     if reads:
         saved = node.saved = {}
+        plain = not saved_hooks.stack
         for r in reads:
             if r in saved:
                 continue
             if r == "out":
-                saved["out"] = [SavedValue(o, True, node, k) for k, o in enumerate(outs)]
+                saved["out"] = [_save_output(o, k) if plain and not o._level and not o._nb
+                                else SavedValue(o, True, node, k) for k, o in enumerate(outs)]
             elif r < len(args):
                 a = args[r]
-                saved[r] = SavedValue(a if a.__class__ is Tensor else _make(np.asarray(a)))
+                if a.__class__ is not Tensor:
+                    a = _make(np.asarray(a))
+                if plain:  # no hooks: keep the input itself; its counter is read at check time
+                    sv = saved[r] = _new(SavedValue)
+                    sv.packed, sv.unpack, sv.nr = a, None, -1
+                    vc = sv.vc = a._vc
+                    sv.version = 0 if vc is None else vc[0]
+                else:
+                    saved[r] = SavedValue(a)
     if prim.multi:
         for k, o in enumerate(outs):
             _set_node(o, node, k)
