@@ -895,3 +895,36 @@ def test_vectorized_transforms_differentiable_when_inputs_require_grad(tr):
 def test_jacrev_of_jacfwd_is_the_hessian():
     f, x, _, H = make_logsum(5, seed=96)
     close(F.jacrev(F.jacfwd(f))(x), H)
+
+
+# ---------------------------------------------------------------------------
+# the fast paths behind the benchmarks give the same answers
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("strategy", STRATS)
+@pytest.mark.parametrize("chunk_size", [None, 5])
+def test_constant_matrix_times_batched_matrices(strategy, chunk_size):
+    # W @ X and X @ V with a matrix input: batched tangents / cotangents of
+    # logical rank 2 meet a constant matrix (one folded GEMM in the batch rule)
+    r = rng(97)
+    W, V = r.standard_normal((4, 3)), r.standard_normal((2, 5))
+    X = r.standard_normal((3, 2))
+    cases = [
+        (lambda X: W @ X, np.einsum("ik,jl->ijkl", W, np.eye(2))),
+        (lambda X: X @ V, np.einsum("ik,lj->ijkl", np.eye(3), V)),
+        (lambda X: W @ (X @ V), np.einsum("ik,lj->ijkl", W, V)),
+    ]
+    for f, J in cases:
+        close(F.jacobian(f, X, vectorize=True, strategy=strategy, chunk_size=chunk_size), J)
+        close(F.jacobian(f, X, vectorize=True, strategy=strategy), fd_jacobian(f, X),
+              rtol=1e-6, atol=1e-7)
+    # a stack of inputs against a constant matrix (leading axes folded too), a complex matrix
+    Xs = r.standard_normal((2, 3, 2))
+    Wc = W + 1j * r.standard_normal((4, 3))
+    for f, x in [(lambda X: W @ X, Xs), (lambda X: X @ V, Xs), (lambda X: Wc @ X, X)]:
+        got = F.jacobian(f, x, vectorize=True, strategy=strategy, chunk_size=chunk_size)
+        close(got, F.jacobian(f, x, vectorize=False, strategy=strategy))
+        if x is Xs:
+            close(got, fd_jacobian(f, x), rtol=1e-6, atol=1e-7)
+

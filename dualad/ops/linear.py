@@ -11,6 +11,7 @@ non-negative tuples, shapes are explicit), so rules never re-parse user input.
 
 from __future__ import annotations
 
+import math
 import string
 from typing import Any
 
@@ -313,6 +314,16 @@ def _matmul_batch(arrays: Any, nbs: Any) -> Any:
         return np.matmul(b, a.T), nb
     if ka == 1 and na and not nbb and b.ndim == 2:
         return np.matmul(a, b), nb
+    # A constant matrix against a batch of matrices: NumPy would loop over the
+    # stack (one GEMV / small GEMM per item, each re-reading the matrix); fold
+    # every leading axis into the rows of ONE GEMM instead.
+    if kb >= 2 and nbb and not na and a.ndim == 2:
+        bt = np.swapaxes(b, -1, -2)  # (..., m, n): a @ b == (bt @ a.T)^T
+        r = np.matmul(bt.reshape(math.prod(bt.shape[:-1]), bt.shape[-1]), a.T)
+        return np.swapaxes(r.reshape(bt.shape[:-1] + (a.shape[0],)), -1, -2), nb
+    if ka >= 2 and na and not nbb and b.ndim == 2:
+        r = np.matmul(a.reshape(math.prod(a.shape[:-1]), a.shape[-1]), b)
+        return r.reshape(a.shape[:-1] + (b.shape[1],)), nb
     if ka == 1:  # logical vectors become matrices, squeezed afterwards
         a = a[..., None, :]
     if kb == 1:
