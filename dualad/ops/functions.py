@@ -8,6 +8,7 @@ forward and reverse — come from the primitives' rules with no code of their ow
 from __future__ import annotations
 
 import builtins
+import math
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -427,12 +428,16 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
         raise NotImplementedError("reshape: only order='C' is supported")
     a = asarray_t(a)
     shape = newshape if shape is None else shape
-    shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    if shape.__class__ is not tuple or not builtins.all(s.__class__ is int for s in shape):
+        shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    # math.prod, not np.prod (nor Tensor.size, which uses it): this runs for every
+    # reshape, expand_dims and squeeze, including those of the transpose rules
+    size = math.prod(a.shape)
     if -1 in shape:
-        known = int(np.prod([s for s in shape if s != -1]))
-        shape = tuple((a.size // known if known else 0) if s == -1 else s for s in shape)
-    if int(np.prod(shape)) != a.size:
-        raise ValueError(f"cannot reshape array of size {a.size} into shape {shape}")
+        known = math.prod(s for s in shape if s != -1)
+        shape = tuple((size // known if known else 0) if s == -1 else s for s in shape)
+    if math.prod(shape) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
     if shape == a.shape:
         return a
     return apply(L.reshape, a, shape=shape)
@@ -479,7 +484,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 def expand_dims(a: Any, axis: Any) -> Any:
     a = asarray_t(a)
-    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    axes = (axis,) if axis.__class__ is int or np.ndim(axis) == 0 else tuple(axis)
     nd = a.ndim + len(axes)
     axes = _norm_axes(axes, nd)
     it = iter(a.shape)
@@ -499,10 +504,12 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 def broadcast_to(a: Any, shape: Any) -> Any:
     a = asarray_t(a)
     shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    np.broadcast_shapes(a.shape, shape)  # raises NumPy's error for incompatible shapes
-    if len(shape) < a.ndim or np.broadcast_shapes(a.shape, shape) != shape:
+    if a.shape == shape:
+        return a
+    # np.broadcast_shapes raises NumPy's error for incompatible shapes
+    if np.broadcast_shapes(a.shape, shape) != shape or len(shape) < a.ndim:
         raise ValueError(f"operands could not be broadcast from {a.shape} to {shape}")
-    return a if a.shape == shape else apply(L.broadcast_to, a, shape=shape)
+    return apply(L.broadcast_to, a, shape=shape)
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
