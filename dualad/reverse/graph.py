@@ -56,9 +56,8 @@ class RemovableHandle:
 class SavedValue:
     """A value a node saved, with the version it had and its pack/unpack hooks.
 
-    ``vc`` is the version counter, or None when ``packed`` is the saved Tensor
-    itself and had no counter yet: the counter is then read off it at check time
-    (an in-place change creates it), so saving costs no allocation.
+    A plain input saved with no hooks and no version counter yet is stored as the
+    bare Tensor instead (its version was 0; an in-place change creates the counter).
     """
 
     __slots__ = ("packed", "version", "vc", "unpack", "nr")
@@ -76,21 +75,9 @@ class SavedValue:
         else:
             self.packed, self.unpack = v, None
 
-    def current(self) -> int:
-        vc = self.vc
-        if vc is None:
-            vc = self.packed._vc
-            return 0 if vc is None else vc[0]
-        return vc[0]
-
     def get(self, node: Node, what: str) -> Tensor:
-        if self.current() != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{what} of {node.name()}] is at version {self.current()}; "
-                f"expected version {self.version} instead. Hint: the in-place change happened "
-                "after the value was saved; use an out-of-place operation (or clone it first)."
-            )
+        if self.vc[0] != self.version:
+            raise _modified(node, what, self.vc[0], self.version)
         v = self.packed if self.unpack is None else self.unpack(self.packed)
         if not isinstance(v, Tensor):
             v = _make(np.asarray(v))
@@ -99,6 +86,24 @@ class SavedValue:
         if self.nr >= 0:
             v = _reattach(v, node, self.nr)
         return v
+
+
+def _saved(s: Any, node: Node, what: str) -> Tensor:
+    """The value of a saved input: a SavedValue, or a Tensor saved bare at version 0."""
+    if s.__class__ is not Tensor:
+        return s.get(node, what)
+    if s._vc is not None and s._vc[0] != 0:
+        raise _modified(node, what, s._vc[0], 0)
+    return s
+
+
+def _modified(node: Node, what: str, now: int, then: int) -> RuntimeError:
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{what} of {node.name()}] is at version {now}; "
+        f"expected version {then} instead. Hint: the in-place change happened "
+        "after the value was saved; use an out-of-place operation (or clone it first)."
+    )
 
 
 def _save_output(o: Tensor, nr: int) -> SavedValue:
@@ -194,7 +199,7 @@ class Node:
         primals = []
         for i, c in enumerate(self.consts):
             if i in saved:
-                primals.append(saved[i].get(self, f"input {i}"))
+                primals.append(_saved(saved[i], self, f"input {i}"))
             elif c is not _ABSENT:
                 primals.append(c)
             else:
@@ -222,11 +227,14 @@ class Node:
                 if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
                     return None
                 continue
-            v = sv.packed
-            if sv.unpack is not None or v._level or v._nb:
-                return None
-            vc = sv.vc if sv.vc is not None else v._vc
-            if vc is not None and vc[0] != sv.version:
+            if sv.__class__ is Tensor:  # saved bare, at version 0
+                v, version = sv, 0
+            else:
+                v, version = sv.packed, sv.version
+                if sv.unpack is not None:
+                    return None
+            vc = v._vc
+            if v._level or v._nb or (vc is not None and vc[0] != version):
                 return None
             arrays[k] = v._data
         return arrays, y
@@ -372,18 +380,22 @@ def _aval(a: Any) -> tuple[tuple[int, ...], Any]:
 
 
 def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
-    """Attach a node to ``out`` (the reverse-mode half of ``apply``)."""
+    """Attach a node to ``out`` (the reverse-mode half of ``apply``).
+
+    This runs once per recorded op, so it allocates as little as it can: inputs
+    that are all Tensors share one ``consts`` tuple, and a saved input with no
+    version counter yet is kept as the bare Tensor (see ``_saved``).
+    """
     edges: list[Any] = []
     avals: list[Any] = []
-    consts: list[Any] = []
     reads: tuple[Any, ...] = ()
     per_input = prim.reads and prim.reads[0].__class__ is tuple
+    consts = None
     i = 0
     for a in args:
         if a.__class__ is Tensor:
             d = a._data
             avals.append((d.shape if not a._nb else a.shape, d.dtype))
-            consts.append(_ABSENT)
             if a._rg:
                 inner = a if not a._level else D.innermost(a)
                 if inner._meta is not None and inner._meta.inference:
@@ -400,14 +412,11 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     reads = prim.reads
             else:
                 edges.append(None)
-        elif a.__class__ in _SCALARS:
-            avals.append(None)  # a Python scalar is kept as the constant itself
-            consts.append(a)
-            edges.append(None)
         else:
-            avals.append(_aval(a))
-            consts.append(_ABSENT if hasattr(a, "shape") else a)
+            # a Python scalar is kept as the constant itself; arrays by shape and dtype
+            avals.append(None if a.__class__ in _SCALARS else _aval(a))
             edges.append(None)
+            consts = True
         i += 1
     node = _new(Node)  # _init_node, inlined (one node per recorded op)
     node.prim = prim
@@ -416,7 +425,9 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     node.pre_hooks = node.hooks = node.tensor_pre_hooks = node.retain = node.saved = _NOTHING
     node.hooked = False
     node._metadata = node.custom = node.nbs = None
-    node.edges, node.avals, node.consts = edges, avals, consts
+    node.edges, node.avals = edges, avals
+    node.consts = _all_absent(i) if consts is None else [
+        _ABSENT if a.__class__ is Tensor or hasattr(a, "shape") else a for a in args]
     if prim.multi:
         outs = out
         node.out_avals = [(o.shape, o._data.dtype) for o in outs]
@@ -439,13 +450,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 a = args[r]
                 if a.__class__ is not Tensor:
                     a = _make(np.asarray(a))
-                if plain:  # no hooks: keep the input itself; its counter is read at check time
-                    sv = saved[r] = _new(SavedValue)
-                    sv.packed, sv.unpack, sv.nr = a, None, -1
-                    vc = sv.vc = a._vc
-                    sv.version = 0 if vc is None else vc[0]
-                else:
-                    saved[r] = SavedValue(a)
+                saved[r] = a if plain and a._vc is None else SavedValue(a)
     if prim.multi:
         for k, o in enumerate(outs):
             _set_node(o, node, k)
@@ -453,6 +458,16 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         out._rg, out._node, out._out_nr = True, node, 0
     else:
         _set_node(out, node, 0)
+
+
+_ABSENTS: list[tuple[Any, ...]] = []
+
+
+def _all_absent(n: int) -> tuple[Any, ...]:
+    """One shared ``(_ABSENT,) * n`` per arity: nodes only read their consts."""
+    while len(_ABSENTS) <= n:
+        _ABSENTS.append((_ABSENT,) * len(_ABSENTS))
+    return _ABSENTS[n]
 
 
 _SCALARS = (int, float, complex, bool)
