@@ -570,8 +570,13 @@ def test_hessian_vectorize_counts(outer, monkeypatch):
     monkeypatch.setattr(da, "grad", counting_grad)
     close(F.hessian(c, x, vectorize=True, outer_jacobian_strategy=outer), H)
     assert c.calls == 1
-    # reverse-over-reverse: one inner gradient + one batched outer pass;
-    # forward-over-reverse: one gradient on batched dual inputs
+    # forward-over-reverse: one gradient on batched dual inputs (also what the
+    # reverse-mode strategy computes when no graph is wanted: the same matrix)
+    assert len(calls) == 1
+    calls.clear()
+    # reverse-over-reverse: one inner gradient + one batched outer pass
+    close(F.hessian(c, x, vectorize=True, outer_jacobian_strategy=outer, create_graph=True), H)
+    assert c.calls == 2
     assert len(calls) == (2 if outer == "reverse-mode" else 1)
 
 
@@ -928,3 +933,31 @@ def test_constant_matrix_times_batched_matrices(strategy, chunk_size):
         if x is Xs:
             close(got, fd_jacobian(f, x), rtol=1e-6, atol=1e-7)
 
+
+def test_hessian_reverse_strategy_by_columns_falls_back_and_keeps_conventions():
+    # reverse-mode hessian(vectorize=True) without create_graph is computed by
+    # columns (forward-over-reverse); a custom Function with no jvp cannot be,
+    # and gets rows instead
+    class Cube(da.Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.save_for_backward(t)
+            return t * t * t
+
+        @staticmethod
+        def backward(ctx, g):
+            (t,) = ctx.saved_tensors
+            return g * 3.0 * t**2
+
+    x = rng(98).standard_normal(4)
+    c = CallCounter(lambda x: np.sum(Cube.apply(x)))
+    close(F.hessian(c, x, vectorize=True), np.diag(6 * x))
+    with pytest.raises(RuntimeError, match="jvp"):
+        F.hessian(c, x, vectorize=True, outer_jacobian_strategy="forward-mode")
+    # the rows are the same matrix as the columns, to rounding
+    f, x, _, H = make_logsum(7, seed=99)
+    close(F.hessian(f, x, vectorize=True), F.hessian(f, x, vectorize=False), rtol=1e-12)
+    # complex inputs keep the reverse-over-reverse route (and agree with its loop)
+    z = rng(100).standard_normal(3) + 1j * rng(101).standard_normal(3)
+    g = lambda z: np.sum(np.abs(z) ** 2 * np.real(z))
+    close(F.hessian(g, z, vectorize=True), F.hessian(g, z, vectorize=False), rtol=1e-12)
