@@ -961,3 +961,30 @@ def test_hessian_reverse_strategy_by_columns_falls_back_and_keeps_conventions():
     z = rng(100).standard_normal(3) + 1j * rng(101).standard_normal(3)
     g = lambda z: np.sum(np.abs(z) ** 2 * np.real(z))
     close(F.hessian(g, z, vectorize=True), F.hessian(g, z, vectorize=False), rtol=1e-12)
+
+
+@pytest.mark.parametrize("chunk_size", [None, 3])
+def test_forward_jacobian_identity_seed_selects_exactly(chunk_size):
+    # With the whole identity as the batched tangent, matmul's batch rule selects
+    # columns instead of multiplying: the same Jacobian, bit for bit, both sides
+    r = rng(102)
+    W = r.standard_normal((5, 4))
+    W0 = W.copy()
+    x = r.standard_normal(4)
+    for f, J in [(lambda x: W @ x, W), (lambda x: x @ W.T, W),
+                 (lambda x: (W @ x) ** 2, 2 * (W @ x)[:, None] * W)]:
+        got = F.jacobian(f, x, vectorize=True, strategy="forward-mode", chunk_size=chunk_size)
+        np.testing.assert_array_equal(A(got), A(F.jacobian(f, x, strategy="forward-mode")))
+        close(got, J)
+        assert A(got).flags.c_contiguous
+        A(got)[...] = 0.0  # a copy, never a view of W
+    np.testing.assert_array_equal(W, W0)
+    # a non-finite constant spreads NaN through a product with the identity
+    # (0 * inf): selecting would hide it, so the product is computed
+    W[1, 2] = np.inf
+    with np.errstate(invalid="ignore"):
+        for f in (lambda x: W @ x, lambda x: x @ W.T):
+            got = F.jacobian(f, x, vectorize=True, strategy="forward-mode",
+                             chunk_size=chunk_size)
+            np.testing.assert_array_equal(A(got), A(F.jacobian(f, x, strategy="forward-mode")))
+            assert np.isnan(A(got)).any()

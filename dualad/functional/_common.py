@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad.ops.linear import identity_seed
 
 Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
 
@@ -142,17 +143,23 @@ def ones_like(t: Tensor) -> Tensor:
 
 
 def basis_rows(
-    shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int
+    shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int,
+    seed: bool = False,
 ) -> list[np.ndarray | None]:
     """Rows ``start:stop`` of the N x N identity, N = total size, split per tensor.
 
     Block ``k`` has shape ``(stop - start,) + shapes[k]``; it is ``None`` when it
     holds no 1 (that tensor gets no tangent / cotangent in this chunk, which
     keeps it symbolically zero instead of pushing a block of zeros).
+    ``seed``: a whole identity for one vector is made read-only and known to
+    matmul's batch rule, which then selects instead of multiplying (tangents only:
+    cotangents may be accumulated in place).
     """
     b = stop - start
     if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):
         # the common case, one tensor and one chunk: the whole identity
+        if seed and len(shapes[0]) == 1:
+            return [identity_seed(b, dtypes[0])]
         return [np.eye(b, dtype=dtypes[0]).reshape((b,) + tuple(shapes[0]))]
     out: list[np.ndarray | None] = []
     offset = 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import string
+import weakref
 from typing import Any
 
 import numpy as np
@@ -305,14 +306,48 @@ def _matmul_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return r
 
 
+# Standard-basis seeds: the identity matrices that dualad.functional pushes as
+# batched tangents to get whole Jacobians. Known by object (read-only, so they
+# stay identities; a view or a product of one is not one), they let matmul's
+# batch rule select instead of running a GEMM against the identity.
+_identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+
+def identity_seed(n: int, dtype: Any) -> Any:
+    """A read-only ``n x n`` identity that matmul's batch rule recognises."""
+    e = np.eye(n, dtype=dtype)
+    e.flags.writeable = False
+    _identities[id(e)] = e
+    return e
+
+
+def _selected(m: Any, seed: Any) -> Any | None:
+    """``m`` as the product with a seed identity, or None when that is not exact.
+
+    Exact unless ``m`` has an inf or a NaN: a GEMM would spread it (0 * inf) into
+    every other entry of its row, and the result must not depend on the route.
+    """
+    if _identities.get(id(seed)) is not seed or not np.isfinite(m).all():
+        return None
+    return m.astype(np.result_type(m, seed), order="C")  # a copy: never an alias of m
+
+
 def _matmul_batch(arrays: Any, nbs: Any) -> Any:
     (a, b), (na, nbb) = arrays, nbs
     nb = max(na, nbb)
     ka, kb = a.ndim - na, b.ndim - nbb
     # one GEMM for a constant matrix against a batch of vectors (the Jacobian case)
     if kb == 1 and nbb and not na and a.ndim == 2:
+        if b.shape[1] == a.shape[1]:
+            r = _selected(a.T, b)  # I @ a.T
+            if r is not None:
+                return r, nb
         return np.matmul(b, a.T), nb
     if ka == 1 and na and not nbb and b.ndim == 2:
+        if a.shape[1] == b.shape[0]:
+            r = _selected(b, a)  # I @ b
+            if r is not None:
+                return r, nb
         return np.matmul(a, b), nb
     # A constant matrix against a batch of matrices: NumPy would loop over the
     # stack (one GEMV / small GEMM per item, each re-reading the matrix); fold
