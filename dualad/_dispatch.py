@@ -180,7 +180,12 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     elif top >= LIN:
         return hooks["linear"](prim, args, params)
     else:
-        out = _dual(prim, args, params, top)
+        fast = prim.fast
+        if fast is not None and not rg and not _state.inference:
+            out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
+            if out is not None:
+                return out  # nothing below the level is tracked: nothing to record or mark
+        out = _dual(prim, args, params, top, True)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)
     elif _state.inference:
@@ -245,8 +250,8 @@ def _wrap(out: Any, nb: int) -> Tensor:
     return t
 
 
-def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int) -> Any:
-    if prim.fast is not None and not _state.inference:
+def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: bool = False) -> Any:
+    if not tried and prim.fast is not None and not _state.inference:
         r = prim.fast(prim, args, L)  # the same rule on arrays; None if it does not apply
         if r is not None:
             return r
@@ -274,8 +279,8 @@ def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
     """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
     d = _make(primal._data)
     d._level = L
-    d._primal = primal
-    d._tangent = tangent
+    d._p = primal
+    d._t = tangent
     d._nb = primal._nb
     d._rg = primal._rg
     if primal._node is not None:

@@ -6,6 +6,11 @@ L). ``_data`` always holds the innermost primal array so that shape and dtype
 queries cost nothing. ``_nb`` counts leading axes that are tangent-batch axes
 (internal only: users never see a Tensor with ``_nb > 0``).
 
+A dual made by the forward fast path is *flat*: it holds its plain primal as
+``_data`` alone (``_p is None``) and its plain, unbatched tangent as a bare
+array (``_t``), so one object is built per op instead of three. ``_primal`` and
+``_tangent`` read either form and make the Tensor on first use.
+
 Reverse-mode state lives on the innermost primal: ``_rg`` (requires grad),
 ``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made. The
 rarely used rest (``.grad``, hooks, ...) sits in ``_meta``, created on demand.
@@ -50,7 +55,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "_data", "_level", "_primal", "_tangent", "_nb", "_rg", "_node", "_out_nr",
+        "_data", "_level", "_p", "_t", "_nb", "_rg", "_node", "_out_nr",
         "_vc", "_meta", "__weakref__",
     )
     __array_priority__ = 1000.0  # ndarray <op> Tensor defers to Tensor
@@ -62,6 +67,30 @@ class Tensor:
         _init(self, _backend.asarray(data, dtype=dtype, copy=None))
         if requires_grad:
             self.requires_grad_(True)
+
+    # -- the parts of a dual --------------------------------------------------------------
+    @property
+    def _primal(self) -> Tensor:
+        p = self._p
+        if p is None:  # flat: the primal is the plain Tensor of _data
+            p = self._p = _make(self._data)
+            p._nb, p._vc = self._nb, self._vc
+        return p
+
+    @_primal.setter
+    def _primal(self, p: Tensor) -> None:
+        self._p = p
+
+    @property
+    def _tangent(self) -> Tensor:
+        t = self._t
+        if t.__class__ is np.ndarray:  # flat: a plain, unbatched tangent
+            t = self._t = _make(t)
+        return t
+
+    @_tangent.setter
+    def _tangent(self, t: Tensor) -> None:
+        self._t = t
 
     # -- array protocol -------------------------------------------------------------------
     @property

@@ -76,6 +76,23 @@ def test_zero_tangent_is_symbolic():
         assert da.unpack_dual(y).tangent is None
 
 
+def test_flat_duals_from_the_fast_path_behave_as_full_ones():
+    # the fast path builds one object per op; its parts appear on demand, once
+    x = np.array([0.3, -1.2, 2.0])
+    with da.dual_level():
+        y = dnp.sin(da.make_dual(da.tensor(x), da.tensor(np.ones(3)))) * 2.0
+        assert y._p is None and y._t.__class__ is np.ndarray  # flat
+        p1, t1 = da.unpack_dual(y)
+        p2, t2 = da.unpack_dual(y)
+        assert p1 is p2 and t1 is t2
+        tz = da.unpack_dual(y @ np.array([1.0, 2.0, 3.0])).tangent  # a rule that reads the parts
+        y[1] = 0.0  # in place on a flat dual
+        p3, t3 = da.unpack_dual(y)
+    np.testing.assert_allclose(tz.numpy(), 2 * np.cos(x) @ [1.0, 2.0, 3.0])
+    np.testing.assert_allclose(p3.numpy(), [2 * np.sin(0.3), 0.0, 2 * np.sin(2.0)])
+    np.testing.assert_allclose(t3.numpy(), [2 * np.cos(0.3), 0.0, 2 * np.cos(2.0)])
+
+
 def test_grad_modes_do_not_stop_tangents_but_detach_does():
     with da.dual_level():
         x = da.make_dual(da.tensor(1.0), da.tensor(2.0))

@@ -137,7 +137,7 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
     inner = D.innermost(new)
     inner._data = self._data
     if new._level:
-        self._level, self._primal, self._tangent = new._level, new._primal, new._tangent
+        self._level, self._p, self._t = new._level, new._p, new._t
     self._rg, self._node = inner._rg, inner._node
     if inner._node is not None:
         self._out_nr = inner._out_nr

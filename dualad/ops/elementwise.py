@@ -279,40 +279,72 @@ def _coef_dtype(c: Any, od: Any) -> Any:
         od if (cd.kind == "c" or od.kind != "c") else _real_dtype(od))
 
 
+def _parts(a: Any) -> Any:
+    """(primal array, tangent array, tangent batch axes) of a dual whose parts are plain
+    (nothing tracked below its level); None otherwise."""
+    p = a._p
+    if p is not None:
+        if p._level or p._rg or p._nb:
+            return None
+        x = p._data
+    else:
+        x = a._data
+    t = a._t
+    if t.__class__ is _ndarray:
+        return x, t, 0
+    if t._level or t._rg:
+        return None
+    return x, t._data, t._nb
+
+
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable."""
     if len(args) == 1:  # the common unary case, without the general bookkeeping
-        a = args[0]
-        p, t = a._primal, a._tangent
-        if p._level or p._rg or p._nb or t._level or t._rg:
+        parts = _parts(args[0])
+        if parts is None:
             return None
-        x = p._data
+        x, g, nb = parts
         y = prim.impl(x)
         f = prim.kernels[0]
         if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
             if not f:
                 return _wrap(y, 0)
-            tt = t._data if f == 1 else -t._data
+            tt = g if f == 1 else -g
         else:
             k = f(x, y)
             if k.__class__ is _ndarray:
                 if k.dtype is not y.dtype:
                     k = _coef_dtype(k, y.dtype)
-                tt = _scaled(t._data, k, x, y) if k.size >= _INPLACE_MIN else t._data * k
+                tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
             else:
-                tt = t._data * k
-        return _dual_of(L, y, tt, t._nb)
+                tt = g * k
+        if nb:
+            return _dual_of(L, y, tt, nb)
+        # unbatched unary: the tangent already has the primal's shape; only 0-d results
+        # come back as NumPy scalars
+        if y.__class__ is not _ndarray:
+            y = np.asarray(y)
+        if tt.__class__ is not _ndarray:
+            tt = np.asarray(tt)
+        d = _new(Tensor)  # _dual_of, inlined: one object per op
+        d._data, d._level, d._p, d._t = y, L, None, tt
+        d._nb = 0
+        d._rg = False
+        d._node = None
+        d._vc = None
+        d._meta = None
+        return d
     if len(args) == 2:
         return _fast_binary(prim, args[0], args[1], L)
     arrays, tans = [], []
     for a in args:
         if a.__class__ is Tensor:
             if a._level == L:
-                p, t = a._primal, a._tangent
-                if p._level or p._rg or p._nb or t._level or t._rg or t._nb:
+                parts = _parts(a)
+                if parts is None or parts[2]:
                     return None
-                arrays.append(p._data)
-                tans.append(t._data)
+                arrays.append(parts[0])
+                tans.append(parts[1])
             elif a._level or a._rg or a._nb:
                 return None
             else:
@@ -350,10 +382,10 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
     nb = 0
     if a.__class__ is Tensor:
         if a._level == L:
-            p, t = a._primal, a._tangent
-            if p._level or p._rg or p._nb or t._level or t._rg:
+            parts = _parts(a)
+            if parts is None:
                 return None
-            xa, ga, nb = p._data, t._data, t._nb
+            xa, ga, nb = parts
         elif a._level or a._rg or a._nb:
             return None
         else:
@@ -362,11 +394,12 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
         xa, ga = a, None
     if b.__class__ is Tensor:
         if b._level == L:
-            p, t = b._primal, b._tangent
-            if p._level or p._rg or p._nb or t._level or t._rg:
+            parts = _parts(b)
+            if parts is None:
                 return None
-            xb, gb = p._data, t._data
-            nb = max(nb, t._nb)
+            xb, gb, nbb = parts
+            if nbb > nb:
+                nb = nbb
         elif b._level or b._rg or b._nb:
             return None
         else:
@@ -380,14 +413,14 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
         gb = None if gb is None else _align(gb, nb, nd)
     fa, fb = prim.kernels
     acc = None
-    if ga is not None and fa != 0:
-        acc = ga if fa == 1 else (-ga if fa == -1 else
-                                  _scaled(ga, _coef_array(fa(xa, xb, y), y), xa, xb, y))
-    if gb is not None and fb != 0:
-        term = gb if fb == 1 else (-gb if fb == -1 else
-                                   _scaled(gb, _coef_array(fb(xa, xb, y), y), xa, xb, y))
+    if ga is not None:
+        acc = _term(fa, ga, xa, xb, y)
+    if gb is not None:
+        term = _term(fb, gb, xa, xb, y)
         if acc is None:
             acc = term
+        elif term is None:
+            pass
         elif term is not gb and term.__class__ is np.ndarray and term.size >= _INPLACE_MIN \
                 and term.shape == np.shape(y) and term.dtype == acc.dtype:
             acc = np.add(acc, term, out=term)  # term is a fresh temporary
@@ -398,25 +431,34 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
     return _dual_of(L, y, acc, nb)
 
 
+def _term(f: Any, g: Any, xa: Any, xb: Any, y: Any) -> Any:
+    """``g * f(a, b, y)`` for one argument of a binary function (None for a zero ``f``)."""
+    if f.__class__ is int:
+        return None if not f else (g if f == 1 else -g)
+    k = f(xa, xb, y)
+    if k.__class__ is not _ndarray:
+        return g * (_coef_array(k, y) if hasattr(k, "dtype") else k)
+    if k.dtype is not y.dtype:
+        k = _coef_array(k, y)
+    return _scaled(g, k, xa, xb, y) if k.size >= _INPLACE_MIN else g * k
+
+
 def _align(g: Any, nb: int, nd: int) -> Any:
     k = g.ndim - nb
     return g.reshape(g.shape[:nb] + (1,) * (nd - k) + g.shape[nb:]) if nb and k < nd else g
 
 
 def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
-    """A dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
+    """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
         y = np.asarray(y)
     if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
                                         tt.shape[nb:] != y.shape):
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
-    # three Tensors built inline (primal, tangent, dual): this is the forward hot path
-    p = _new(Tensor)
-    p._data, p._level, p._nb, p._rg, p._node, p._vc, p._meta = y, 0, 0, False, None, None, None
-    q = _new(Tensor)
-    q._data, q._level, q._nb, q._rg, q._node, q._vc, q._meta = tt, 0, nb, False, None, None, None
-    d = _new(Tensor)
-    d._data, d._level, d._primal, d._tangent = y, L, p, q
+    if nb:
+        tt = _wrap(tt, nb)
+    d = _new(Tensor)  # one object per op: this is the forward hot path
+    d._data, d._level, d._p, d._t = y, L, None, tt
     d._nb = 0
     d._rg = False
     d._node = None
