@@ -988,3 +988,20 @@ def test_forward_jacobian_identity_seed_selects_exactly(chunk_size):
                              chunk_size=chunk_size)
             np.testing.assert_array_equal(A(got), A(F.jacobian(f, x, strategy="forward-mode")))
             assert np.isnan(A(got)).any()
+
+
+@pytest.mark.parametrize("strategy", STRATS)
+@pytest.mark.parametrize("n", [1, 3])
+def test_cached_seeds_never_reach_the_caller(strategy, n):
+    # the identity seeds are cached, read-only and shared between calls: a
+    # Jacobian that is the seed itself must still be the caller's own array
+    x = np.arange(1.0, n + 1)
+    for f in (lambda x: x, lambda x: x.reshape((n, 1)), lambda x: (x, 2.0 * x)):
+        J = F.jacobian(f, x, vectorize=True, strategy=strategy)
+        for blk in (J if isinstance(J, tuple) else (J,)):
+            a = A(blk)
+            assert a.flags.writeable
+            a[...] = -7.0
+        J2 = F.jacobian(f, x, vectorize=True, strategy=strategy)
+        close(J2[0] if isinstance(J2, tuple) else J2,
+              np.eye(n).reshape(np.shape(A(J2[0] if isinstance(J2, tuple) else J2))))

@@ -91,6 +91,21 @@ def check_outputs_differentiable(outputs: Sequence[Tensor]) -> None:
 # ---------------------------------------------------------------------------
 
 
+def _unshared(t: Tensor | None, seeds: Sequence[Any]) -> Tensor | None:
+    """``t``, or a copy of it if it is (a view of) one of the seeds pushed.
+
+    Seeds are cached read-only identities; a derivative that is the seed itself
+    (``f(x) = x``) must still reach the caller as its own writable array.
+    """
+    if t is None or t.requires_grad or is_dual(t):
+        return t  # computed by recorded or dual operations: not a seed
+    a = t.numpy()
+    if isinstance(a, np.ndarray) and any(
+            s is not None and np.may_share_memory(a, s) for s in seeds):
+        return da.as_tensor(np.array(a))
+    return t
+
+
 def _cat0(parts: list[Tensor]) -> Tensor:
     return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
@@ -149,7 +164,7 @@ def reverse_blocks(
         # (jacfwd(jacrev(f))): fall back to one backward pass per row then.
         if vectorize and not batched_level_live():
             for s, e in chunks(total, chunk_size):
-                blocks = basis_rows(shapes, dtypes, s, e)
+                blocks = basis_rows(shapes, dtypes, s, e, seed=True)
                 outs_sel = [outputs[i] for i, b in zip(diff, blocks, strict=True) if b is not None]
                 cots = [da.as_tensor(b) for b in blocks if b is not None]
                 g = da.grad(
@@ -157,7 +172,7 @@ def reverse_blocks(
                     create_graph=create_graph, allow_unused=True, is_grads_batched=True,
                 )
                 for j in range(n_in):
-                    pieces[j].append((e - s, g[j]))
+                    pieces[j].append((e - s, _unshared(g[j], blocks)))
         else:
             for k in range(total):
                 blocks = basis_rows(shapes, dtypes, k, k + 1)
@@ -251,7 +266,7 @@ def forward_blocks(
             for i, t in enumerate(tans):
                 if t is not None and not batched:
                     t = t.reshape((1,) + tuple(t.shape))
-                pieces[i].append((e - s, t))
+                pieces[i].append((e - s, _unshared(t, blocks)))
         if pieces is None:  # every input of the group is empty: nothing to push
             continue
         for i, plist in enumerate(pieces):

@@ -129,8 +129,11 @@ def _getitem_impl(a: Any, *, idx: Any) -> Any:
 
 
 def _getitem_batch(arrays: Any, nbs: Any, *, idx: Any) -> Any:
-    # Batch axes go last, where an index that names every logical axis leaves them alone.
     nb = nbs[0]
+    if idx.basic:  # slices, ints and newaxes act per axis: skip the batch axes in front
+        return arrays[0][(slice(None),) * nb + idx.key], nb
+    # Advanced indices may move their axes to the front: batch axes go last, where
+    # an index that names every logical axis leaves them alone.
     r = move_batch_last(arrays[0], nb)[idx.key]
     return move_batch_first(r, nb), nb
 
@@ -145,22 +148,34 @@ class Index:
 
     def __init__(self, key: Any, ndim: int) -> None:
         key = key if isinstance(key, tuple) else (key,)
-        key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
-        key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
-        used = sum(
-            (k.ndim if getattr(k, "dtype", None) == np.bool_ else 1)
-            for k in key
-            if k is not None and k is not Ellipsis
-        )
-        if sum(k is Ellipsis for k in key) > 1:
+        # one pass over the key in the common case (ints, slices, ..., None), which
+        # the transpose rules build on every backward pass
+        basic = True
+        for k in key:
+            if not (k is None or k is Ellipsis or k.__class__ is slice or k.__class__ is int):
+                basic = False
+                break
+        if basic:
+            used = len(key) - key.count(None) - key.count(Ellipsis)
+        else:
+            key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
+            key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+            used = sum(
+                (k.ndim if getattr(k, "dtype", None) == np.bool_ else 1)
+                for k in key
+                if k is not None and k is not Ellipsis
+            )
+        n_ell = key.count(Ellipsis) if basic else sum(k is Ellipsis for k in key)
+        if n_ell > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
-        if any(k is Ellipsis for k in key):
+        if n_ell:
             i = next(i for i, k in enumerate(key) if k is Ellipsis)
             key = key[:i] + (slice(None),) * max(ndim - used, 0) + key[i + 1 :]
         elif used < ndim:
             key = key + (slice(None),) * (ndim - used)
         self.key = key
-        self.basic = all(k is None or isinstance(k, (slice, int, np.integer)) for k in key)
+        self.basic = basic or all(
+            k is None or isinstance(k, (slice, int, np.integer)) for k in key)
 
     def __repr__(self) -> str:
         return f"Index({self.key!r})"
@@ -181,11 +196,10 @@ def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
 def _index_add_batch(arrays: Any, nbs: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
     a, nb = arrays[0], nbs[0]
     z = np.zeros(a.shape[:nb] + shape, dtype=a.dtype, like=_like(a))
-    zl, al = move_batch_last(z, nb), move_batch_last(a, nb)
-    if idx.basic:
-        zl[idx.key] = al
-    else:
-        np.add.at(zl, idx.key, al)
+    if idx.basic:  # as in _getitem_batch: a basic index skips the batch axes in front
+        z[(slice(None),) * nb + idx.key] = a
+        return z, nb
+    np.add.at(move_batch_last(z, nb), idx.key, move_batch_last(a, nb))
     return z, nb
 
 
@@ -314,11 +328,28 @@ _identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary
 
 
 def identity_seed(n: int, dtype: Any) -> Any:
-    """A read-only ``n x n`` identity that matmul's batch rule recognises."""
-    e = np.eye(n, dtype=dtype)
-    e.flags.writeable = False
-    _identities[id(e)] = e
+    """A read-only ``n x n`` identity that matmul's batch rule recognises.
+
+    The last few small ones are kept: a Jacobian computed again at the same size
+    (an optimiser's loop) then allocates no fresh identity (for arrays this size
+    a fresh allocation is mostly page faults).
+    """
+    dtype = np.dtype(dtype)
+    key = (n, dtype)
+    e = _recent_seeds.get(key)
+    if e is None:
+        e = np.eye(n, dtype=dtype)
+        e.flags.writeable = False
+        _identities[id(e)] = e
+        if e.nbytes <= _SEED_CACHE_BYTES:
+            _recent_seeds[key] = e
+            while len(_recent_seeds) > 4:
+                del _recent_seeds[next(iter(_recent_seeds))]
     return e
+
+
+_SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
+_recent_seeds: dict[tuple[int, Any], Any] = {}
 
 
 def _selected(m: Any, seed: Any) -> Any | None:
