@@ -134,7 +134,7 @@ def run(
         if not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
         _add_to(buf, heap, n, nr, c)
-    pop = heapq.heappop
+    pop, push = heapq.heappop, heapq.heappush
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
@@ -146,7 +146,7 @@ def run(
                 needs = need.get(node)
                 if needs is None:  # leads to no input that was asked for
                     continue
-            if node.__class__ is AccumulateGrad or node.hooked or node in captures:
+            if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
                 _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
                           retain)
             else:  # the common case, inlined: no hooks, nothing captured here
@@ -155,9 +155,17 @@ def run(
                     needs = [e is not None for e in edges]
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
                     node.vjp(grads, needs)
-                for e, r, n in zip(edges, res, needs, strict=True):
-                    if n and r is not None:
-                        _add_to(buf, heap, e[0], e[1], r)
+                for e, r, n in zip(edges, res, needs):
+                    if n and r is not None:  # _add_to, inlined
+                        m = e[0]
+                        slot = buf.get(m)
+                        if slot is None:
+                            push(heap, (-m.seq, m))
+                            slot = buf[m] = [None] * (
+                                1 if m.__class__ is AccumulateGrad else len(m.out_avals))
+                            slot[e[1]] = r
+                        else:
+                            _add_to(buf, heap, m, e[1], r)
             if not retain_graph and node.saved:
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
     return got

@@ -330,6 +330,7 @@ class AccumulateGrad:
     __slots__ = ("variable", "seq", "pre_hooks", "hooks", "metadata", "tensor_pre_hooks",
                  "retain", "edges", "__weakref__")
     saved = None  # nothing to release
+    hooked = True  # the engine runs leaves through its general path
 
     def _table(self, name: str) -> dict[Any, Any]:
         return getattr(self, name)
