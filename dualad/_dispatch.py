@@ -147,13 +147,15 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     if not top and not nb and prim.simple:
         # the plain path, inlined: no levels, no batch axes, one array out
         n = len(args)
-        if n == 1:
+        if params:
+            out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
+        elif n == 1:  # no ** on the common calls: ufuncs take plain calls faster
             a = args[0]
-            out = prim.impl(a._data if a.__class__ is Tensor else a, **params)
+            out = prim.impl(a._data if a.__class__ is Tensor else a)
         elif n == 2:
             a, b = args
             out = prim.impl(a._data if a.__class__ is Tensor else a,
-                            b._data if b.__class__ is Tensor else b, **params)
+                            b._data if b.__class__ is Tensor else b)
         else:
             out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
         if out.__class__ is not _ndarray and isinstance(out, _generic):

@@ -219,6 +219,24 @@ def test_unsupported_numpy_function_raises_type_error_naming_it(call, name):
         call(t)
 
 
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda t: dnp.sin(t, t), "sin takes 1 array argument"),  # NumPy's positional out
+        (lambda t: dnp.sin(t, out=t), "out=, where= and dtype= are not supported"),
+        (lambda t: dnp.add(t, t, where=t > 0), "out=, where= and dtype= are not supported"),
+        (lambda t: dnp.clip(t, 0.0, 1.0, dtype=np.float32), "keyword argument 'dtype'"),
+        (lambda t: dnp.add(t), "missing 1 required positional argument"),
+        (lambda t: dnp.sin(t, casting="no"), "unexpected keyword argument 'casting'"),
+    ],
+    ids=["extra-array", "out", "where", "ternary-dtype", "missing", "unknown-keyword"],
+)
+def test_dualad_ufunc_misuse_raises_type_error(call, match):
+    t = da.tensor(_x(3), requires_grad=True)
+    with pytest.raises(TypeError, match=match):
+        call(t)
+
+
 def test_np_asarray_on_a_tensor_that_requires_grad_raises():
     t = da.tensor(_x(3), requires_grad=True)
     with pytest.raises(RuntimeError, match="detach"):

@@ -177,6 +177,37 @@ class Ufunc(Primitive):
         return apply(self, *args)
 
 
+# One exact-arity call per arity: positional-only arguments cost no tuple or dict on the
+# hottest call of the library; extra arrays and NumPy's keywords still get the message above.
+class _Ufunc1(Ufunc):
+    __slots__ = ()
+
+    def __call__(self, x: Any, /, *rest: Any, out: Any = None, where: Any = None,  # type: ignore[override]
+                 dtype: Any = None) -> Any:
+        if rest or out is not None or where is not None or dtype is not None:
+            return Ufunc.__call__(self, x, *rest, **_given(out, where, dtype))
+        return apply(self, x)
+
+
+class _Ufunc2(Ufunc):
+    __slots__ = ()
+
+    def __call__(self, a: Any, b: Any, /, *rest: Any, out: Any = None,  # type: ignore[override]
+                 where: Any = None, dtype: Any = None) -> Any:
+        if rest or out is not None or where is not None or dtype is not None:
+            return Ufunc.__call__(self, a, b, *rest, **_given(out, where, dtype))
+        return apply(self, a, b)
+
+
+# Python's own messages (a missing array, an unknown keyword) then name "ufunc()".
+_Ufunc1.__call__.__qualname__ = _Ufunc2.__call__.__qualname__ = "ufunc"
+
+
+def _given(out: Any, where: Any, dtype: Any) -> dict[str, Any]:
+    kw = {"out": out, "where": where, "dtype": dtype}
+    return {k: v for k, v in kw.items() if v is not None}
+
+
 def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any, ...]]:
     """A formula string -> (callable or 0/1/-1, what it reads: input positions and 'out')."""
     if src in ("0", "1", "-1"):
@@ -625,3 +656,6 @@ PRIMS["imag"] = _self_linear("imag", np.imag)
 PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
 PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
 PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))
+
+for _p in PRIMS.values():  # same layout (no new slots), so the class can be swapped
+    _p.__class__ = {1: _Ufunc1, 2: _Ufunc2}.get(_p.nin, Ufunc)
