@@ -331,10 +331,14 @@ def _parts(a: Any) -> Any:
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable."""
     if len(args) == 1:  # the common unary case, without the general bookkeeping
-        parts = _parts(args[0])
-        if parts is None:
-            return None
-        x, g, nb = parts
+        a = args[0]
+        if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
+            x, g, nb = a._data, a._t, 0
+        else:
+            parts = _parts(a)
+            if parts is None:
+                return None
+            x, g, nb = parts
         y = prim.impl(x)
         f = prim.kernels[0]
         if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
@@ -413,10 +417,13 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
     nb = 0
     if a.__class__ is Tensor:
         if a._level == L:
-            parts = _parts(a)
-            if parts is None:
-                return None
-            xa, ga, nb = parts
+            if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
+                xa, ga = a._data, a._t
+            else:
+                parts = _parts(a)
+                if parts is None:
+                    return None
+                xa, ga, nb = parts
         elif a._level or a._rg or a._nb:
             return None
         else:
