@@ -82,20 +82,23 @@ def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]]:
     seen: set[Any] = set()
     nodes = []
     stack = [n for n, _ in roots]
+    pop, push, add, keep = stack.pop, stack.append, seen.add, nodes.append
     while stack:
-        n = stack.pop()
+        n = pop()
         if n in seen:
             continue
-        seen.add(n)
-        nodes.append(n)
+        add(n)
+        keep(n)
         for e in n.edges:
             if e is not None:
-                stack.append(e[0])
+                push(e[0])
     nodes.sort(key=_by_seq)  # inputs before outputs: each child is decided before its parents
     need: dict[Any, list[bool]] = {}
     for n in nodes:
-        needs = [e is not None and e[0] in need for e in n.edges]
-        if n in targets or True in needs:
+        needs = []  # (a loop, not a comprehension: this runs once per node)
+        for e in n.edges:
+            needs.append(e is not None and e[0] in need)
+        if True in needs or n in targets:
             need[n] = needs
     return need
 

@@ -218,7 +218,9 @@ class Node:
         saved = self.saved
         if saved is None:
             return None
-        arrays = [None if c is _ABSENT else c for c in self.consts]  # None: not read
+        consts = self.consts  # None below: not read by the rule
+        arrays = [None] * len(consts) if consts.__class__ is tuple else \
+            [None if c is _ABSENT else c for c in consts]  # (tuple: the shared all-Tensor one)
         y = None
         for k, sv in saved.items():
             if k == "out":
