@@ -11,6 +11,7 @@ non-negative tuples, shapes are explicit), so rules never re-parse user input.
 
 from __future__ import annotations
 
+import collections
 import math
 import string
 import weakref
@@ -344,12 +345,15 @@ def identity_seed(n: int, dtype: Any) -> Any:
         if e.nbytes <= _SEED_CACHE_BYTES:
             _recent_seeds[key] = e
             while len(_recent_seeds) > 4:
-                del _recent_seeds[next(iter(_recent_seeds))]
+                try:  # popitem is one atomic call: safe if threads race here
+                    _recent_seeds.popitem(last=False)
+                except KeyError:
+                    break
     return e
 
 
 _SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
-_recent_seeds: dict[tuple[int, Any], Any] = {}
+_recent_seeds: collections.OrderedDict[tuple[int, Any], Any] = collections.OrderedDict()
 
 
 def _selected(m: Any, seed: Any) -> Any | None:
