@@ -114,12 +114,6 @@ class Primitive:
         self.transposed: Callable[..., Any] | None = None  # its transpose on arrays, if known
         self.boundary = False  # changes the number of batch axes: always use ``batch``
 
-    def reads_for(self, i: int) -> tuple[Any, ...]:
-        r = self.reads
-        if r and isinstance(r[0], tuple):
-            return r[i] if i < len(r) else ()
-        return r
-
     def __call__(self, *args: Any, **params: Any) -> Any:
         return apply(self, *args, **params)
 

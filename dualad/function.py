@@ -216,7 +216,7 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
         elif id(t) in back:
             saved.append(SavedValue(back[id(t)]))
         elif id(t) in out_ids:
-            saved.append(SavedValue(outs[out_ids[id(t)]], True, node))
+            saved.append(SavedValue(outs[out_ids[id(t)]], True))
         else:
             saved.append(SavedValue(t))
     ctx._saved, ctx._node = saved, node

@@ -62,7 +62,7 @@ class SavedValue:
 
     __slots__ = ("packed", "version", "vc", "unpack", "nr")
 
-    def __init__(self, t: Tensor, is_output: bool = False, node: Any = None, nr: int = 0) -> None:
+    def __init__(self, t: Tensor, is_output: bool = False, nr: int = 0) -> None:
         self.nr = nr if is_output else -1
         self.vc = t._version_counter()
         self.version = self.vc[0]
@@ -268,7 +268,6 @@ class Node:
         return res if self.nbs is None else _sum_batch_axes(self, cts, res)
 
 
-
 def tensors(cts: list[Any]) -> list[Any]:
     """The engine's bare-array cotangents as Tensors (for hooks and the general path)."""
     return [_make(c) if c.__class__ is _ndarray else c for c in cts]
@@ -448,7 +447,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 continue
             if r == "out":
                 saved["out"] = [_save_output(o, k) if plain and not o._level and not o._nb
-                                else SavedValue(o, True, node, k) for k, o in enumerate(outs)]
+                                else SavedValue(o, True, k) for k, o in enumerate(outs)]
             elif r < len(args):
                 a = args[r]
                 if a.__class__ is not Tensor:
