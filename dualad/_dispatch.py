@@ -177,7 +177,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         return hooks["linear"](prim, args, params)
     else:
         fast = prim.fast
-        if fast is not None and not rg and not _state.inference:
+        if fast is not None and not (rg and _state.grad) and not _state.inference:
             out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
             if out is not None:
                 return out  # nothing below the level is tracked: nothing to record or mark

@@ -93,6 +93,23 @@ def test_flat_duals_from_the_fast_path_behave_as_full_ones():
     np.testing.assert_allclose(t3.numpy(), [2 * np.cos(0.3), 0.0, 2 * np.cos(2.0)])
 
 
+@pytest.mark.parametrize("grad_on", [True, False])
+def test_tangents_of_a_primal_that_requires_grad(grad_on):
+    # with grad mode off nothing can be recorded, so the array-level rule applies
+    x0, v = np.array([0.5, 1.0]), np.array([1.0, 2.0])
+    x = da.tensor(x0, requires_grad=True)
+    with da.dual_level():
+        with da.set_grad_enabled(grad_on):
+            xd = da.make_dual(x, da.tensor(v))
+            y = dnp.sin(xd) * xd
+        p, t = da.unpack_dual(y)
+        assert y.requires_grad is grad_on and (y.grad_fn is not None) is grad_on
+    np.testing.assert_allclose(t.detach().numpy(), (np.cos(x0) * x0 + np.sin(x0)) * v)
+    if grad_on:
+        (g,) = da.grad(p.sum(), x)
+        np.testing.assert_allclose(g.numpy(), np.cos(x0) * x0 + np.sin(x0))
+
+
 def test_grad_modes_do_not_stop_tangents_but_detach_does():
     with da.dual_level():
         x = da.make_dual(da.tensor(1.0), da.tensor(2.0))

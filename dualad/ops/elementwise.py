@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import grad_mode as _gm
 from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
@@ -312,10 +313,11 @@ def _coef_dtype(c: Any, od: Any) -> Any:
 
 def _parts(a: Any) -> Any:
     """(primal array, tangent array, tangent batch axes) of a dual whose parts are plain
-    (nothing tracked below its level); None otherwise."""
+    (nothing tracked below its level; requiring grad does not count while grad mode is
+    off, as nothing is recorded then); None otherwise."""
     p = a._p
     if p is not None:
-        if p._level or p._rg or p._nb:
+        if p._level or p._nb or (p._rg and _grad.grad):
             return None
         x = p._data
     else:
@@ -323,7 +325,7 @@ def _parts(a: Any) -> Any:
     t = a._t
     if t.__class__ is _ndarray:
         return x, t, 0
-    if t._level or t._rg:
+    if t._level or (t._rg and _grad.grad):
         return None
     return x, t._data, t._nb
 
@@ -380,7 +382,7 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
                     return None
                 arrays.append(parts[0])
                 tans.append(parts[1])
-            elif a._level or a._rg or a._nb:
+            elif a._level or a._nb or (a._rg and _grad.grad):
                 return None
             else:
                 arrays.append(a._data)
@@ -424,7 +426,7 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
                 if parts is None:
                     return None
                 xa, ga, nb = parts
-        elif a._level or a._rg or a._nb:
+        elif a._level or a._nb or (a._rg and _grad.grad):
             return None
         else:
             xa, ga = a._data, None
@@ -438,7 +440,7 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
             xb, gb, nbb = parts
             if nbb > nb:
                 nb = nbb
-        elif b._level or b._rg or b._nb:
+        elif b._level or b._nb or (b._rg and _grad.grad):
             return None
         else:
             xb, gb = b._data, None
@@ -570,6 +572,7 @@ def _wrap_array(c: Any) -> Any:
 
 _new = object.__new__
 _ndarray = np.ndarray
+_grad = _gm.state
 
 
 PRIMS: dict[str, Ufunc] = {}
