@@ -177,11 +177,14 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         return hooks["linear"](prim, args, params)
     else:
         fast = prim.fast
-        if fast is not None and not (rg and _state.grad) and not _state.inference:
+        out = None
+        if fast is not None and not _state.inference and (
+                not (rg and _state.grad) or not _state.tangent_grad):
             out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
-            if out is not None:
+            if out is not None and not (rg and _state.grad):
                 return out  # nothing below the level is tracked: nothing to record or mark
-        out = _dual(prim, args, params, top, True)
+        if out is None:
+            out = _dual(prim, args, params, top, True)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)
     elif _state.inference:
@@ -265,7 +268,14 @@ def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: boo
     out = _eval(prim, primals, params)
     if not nonzero:
         return out
-    t = prim.jvp(primals, tangents, out, **params)
+    if _state.tangent_grad or not _state.grad:
+        t = prim.jvp(primals, tangents, out, **params)
+    else:  # the primal is recorded (by apply), its tangent not
+        _state.grad = False
+        try:
+            t = prim.jvp(primals, tangents, out, **params)
+        finally:
+            _state.grad = True
     if prim.multi:
         return tuple(o if ti is None else dual(L, o, ti) for o, ti in zip(out, t, strict=True))
     return out if t is None else dual(L, out, t)

@@ -18,9 +18,24 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.grad = True
         self.inference = False
+        # Whether the tangent half of a dual op is recorded for reverse mode. Only
+        # dualad.functional turns it off, where it knows nothing differentiates
+        # tangents by reverse mode (forward-over-reverse without create_graph).
+        self.tangent_grad = True
 
 
 state = _State()
+
+
+class untracked_tangents:
+    """Internal: within the block, tangents of dual ops are not recorded (primals are)."""
+
+    def __enter__(self) -> None:
+        self.prev = state.tangent_grad
+        state.tangent_grad = False
+
+    def __exit__(self, *exc: object) -> None:
+        state.tangent_grad = self.prev
 
 
 def is_grad_enabled() -> bool:

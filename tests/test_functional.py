@@ -12,6 +12,7 @@ import pytest
 
 import dualad as da
 import dualad.functional as F
+import dualad.numpy as dnp
 
 # ---------------------------------------------------------------------------
 # helpers
@@ -448,6 +449,30 @@ def test_hvp_tuple_inputs_and_v_none():
         F.hvp(lambda x: x**2, np.ones(2), np.ones(2))  # non-scalar output
     with pytest.raises(RuntimeError):
         F.hvp(lambda x: (np.sum(x),), np.ones(2), np.ones(2))  # tuple output
+
+
+def test_hvp_with_parameters_and_tangent_recording_restored():
+    # hvp and the Hessian by columns leave tangents unrecorded while func runs (nothing
+    # differentiates them); primals and parameters that require grad are still recorded
+    from dualad.grad_mode import state
+
+    x, v = rng(61).standard_normal(3), rng(62).standard_normal(3)
+    W = da.tensor(rng(63).standard_normal((4, 3)), requires_grad=True)
+    f = lambda x: dnp.sum(dnp.tanh(W @ x) ** 2) + dnp.sum(dnp.sin(x) * x)
+    _, hv = F.hvp(f, x, v)
+    g = lambda x_: A(F.vjp(f, x_)[1])
+    close(hv, (g(x + 1e-6 * v) - g(x - 1e-6 * v)) / 2e-6, rtol=1e-5, atol=1e-5)
+    H = F.hessian(f, x, vectorize=True)
+    close(A(H) @ v, hv)
+    assert state.tangent_grad
+    with pytest.raises(ZeroDivisionError):
+        F.hvp(lambda x: 1 / 0, x, v)
+    assert state.tangent_grad
+    xt = da.tensor(x, requires_grad=True)
+    with da.dual_level():  # outside functional, tangents stay differentiable by reverse mode
+        t = da.unpack_dual(dnp.sin(da.make_dual(xt, da.tensor(v)))).tangent
+        (gt,) = da.grad(t.sum(), xt)
+    close(gt, -np.sin(x) * v)
 
 
 def test_hvp_create_graph():

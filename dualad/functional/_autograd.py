@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import dualad as da
+from dualad.grad_mode import untracked_tangents
 
 from ._common import (
     Tensor,
@@ -437,7 +438,8 @@ def hessian(
             # zeros carry no tangent: the corresponding Hessian rows are zero
             return tuple(gj if gj is not None else zeros_like(a[j]) for j, gj in enumerate(g))
 
-        with da.enable_grad():
+        # without create_graph, nothing differentiates the tangents by reverse mode
+        with da.enable_grad(), _Null() if create_graph else untracked_tangents():
             xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
             return forward_blocks(
                 grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
@@ -502,7 +504,8 @@ def _hvp_impl(
                          "the input to the user-provided function")
         with da.dual_level():
             duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
-            out = _single_scalar_output(func(*duals), fn_name)
+            with _Null() if create_graph else untracked_tangents():
+                out = _single_scalar_output(func(*duals), fn_name)
             if strict and not out.requires_grad:
                 raise err_not_differentiable(0)
             g = da.grad(out.reshape(()), list(duals), create_graph=create_graph, allow_unused=True)

@@ -314,10 +314,11 @@ def _coef_dtype(c: Any, od: Any) -> Any:
 def _parts(a: Any) -> Any:
     """(primal array, tangent array, tangent batch axes) of a dual whose parts are plain
     (nothing tracked below its level; requiring grad does not count while grad mode is
-    off, as nothing is recorded then); None otherwise."""
+    off, or while tangents go unrecorded: apply then records the primal alone); None
+    otherwise."""
     p = a._p
     if p is not None:
-        if p._level or p._nb or (p._rg and _grad.grad):
+        if p._level or p._nb or (p._rg and _grad.grad and _grad.tangent_grad):
             return None
         x = p._data
     else:
@@ -325,7 +326,7 @@ def _parts(a: Any) -> Any:
     t = a._t
     if t.__class__ is _ndarray:
         return x, t, 0
-    if t._level or (t._rg and _grad.grad):
+    if t._level or (t._rg and _grad.grad and _grad.tangent_grad):
         return None
     return x, t._data, t._nb
 
@@ -382,7 +383,7 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
                     return None
                 arrays.append(parts[0])
                 tans.append(parts[1])
-            elif a._level or a._nb or (a._rg and _grad.grad):
+            elif a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
                 return None
             else:
                 arrays.append(a._data)
@@ -426,7 +427,7 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
                 if parts is None:
                     return None
                 xa, ga, nb = parts
-        elif a._level or a._nb or (a._rg and _grad.grad):
+        elif a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
             return None
         else:
             xa, ga = a._data, None
@@ -440,7 +441,7 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
             xb, gb, nbb = parts
             if nbb > nb:
                 nb = nbb
-        elif b._level or b._nb or (b._rg and _grad.grad):
+        elif b._level or b._nb or (b._rg and _grad.grad and _grad.tangent_grad):
             return None
         else:
             xb, gb = b._data, None
