@@ -166,7 +166,7 @@ np_namespace.update({
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
 
-    __slots__ = ("nin", "formulas", "ufunc", "kernels")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or len(args) != self.nin:
@@ -291,6 +291,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
+    p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = fast_jvp
     p.transposed = fast_vjp

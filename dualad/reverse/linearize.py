@@ -134,9 +134,14 @@ def _accumulate(acc: dict[int, Any], lin: Tensor, c: Any) -> None:
 
 def fit_cotangent(c: Any, like: Any) -> Any:
     """The adjoint of embedding R in C is the real part; precision follows the primal."""
+    return fit_dtype(c, like._data.dtype)
+
+
+def fit_dtype(c: Any, ld: Any) -> Any:
+    """``fit_cotangent`` for a primal of dtype ``ld``."""
     from ..ops import functions as F
 
-    cd, ld = c._data.dtype, like._data.dtype
+    cd = c._data.dtype
     if cd == ld:
         return c
     if cd.kind == "c" and ld.kind != "c":

@@ -20,7 +20,8 @@ from .._tensor import Tensor
 from ..ops import elementwise as E
 from ..ops import functions as F
 from ..ops import linear as L
-from .linearize import is_lin
+from . import graph
+from .linearize import fit_dtype, is_lin
 
 
 def _conj(c: Any) -> Any:
@@ -43,6 +44,25 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
     )
     r = F.sum(ct, axis=axes, keepdims=True) if axes else ct
     return F.reshape(r, shape)
+
+
+def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
+                  needs: Any) -> list[Any]:
+    """The transpose of an elementwise JVP ``sum_i t_i * c_i`` at the saved values.
+
+    This is what tracing the rule and transposing its program gives (``_mul_t`` per
+    term, the broadcast summed out, the dtype fitted), written out once for the whole
+    family, on Tensors: cotangents that are dual, batched or recorded go through it.
+    """
+    res: list[Any] = []
+    for f, need, aval in zip(coefs, needs, avals, strict=True):
+        if not need or f == 0:  # (a zero derivative: the caller fills in zeros)
+            res.append(None)
+            continue
+        shape, dtype = aval
+        c = ct if f == 1 else (-ct if f == -1 else ct * _conj(E._coef(f(*primals, out), out)))
+        res.append(fit_dtype(unbroadcast(c, shape), dtype))
+    return res
 
 
 def _mul_t(ct: Any, args: Any) -> list[Any]:
@@ -224,3 +244,5 @@ L.setitem.transpose = _setitem_t
 
 L.unbatch.transpose = lambda ct, args, *, size: [D.apply(L.rebatch, ct, size=size)]
 L.rebatch.transpose = lambda ct, args, *, size: [D.apply(L.unbatch, ct, size=size)]
+
+graph.elementwise_t = elementwise_t
