@@ -18,6 +18,7 @@ from .. import _dispatch as D
 from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
+from ..forward_ad import _with_nb
 from .graph import AccumulateGrad, edge_of, tensors
 
 
@@ -27,12 +28,6 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
     if isinstance(x, Tensor):
         return (x,)
     return tuple(x)
-
-
-def _with_nb(t: Tensor, nb: int) -> Tensor:
-    from ..forward_ad import _with_nb as w
-
-    return w(t, nb)
 
 
 def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Tensor]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dispatch as D
 from .._tensor import Tensor, _make
+from ..ops import functions as F
 
 
 class NonlinearTangentError(RuntimeError):
@@ -125,8 +126,6 @@ def transpose_program(prog: list[Any], outs: Any, cts: Any, ins: list[Any]) -> l
 
 
 def _accumulate(acc: dict[int, Any], lin: Tensor, c: Any) -> None:
-    from ..ops import functions as F
-
     c = fit_cotangent(c, lin)
     prev = acc.get(id(lin))
     acc[id(lin)] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
@@ -139,8 +138,6 @@ def fit_cotangent(c: Any, like: Any) -> Any:
 
 def fit_dtype(c: Any, ld: Any) -> Any:
     """``fit_cotangent`` for a primal of dtype ``ld``."""
-    from ..ops import functions as F
-
     cd = c._data.dtype
     if cd == ld:
         return c

@@ -112,15 +112,11 @@ def _transpose_t(ct: Any, args: Any, *, axes: tuple[int, ...]) -> list[Any]:
 
 
 def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
-    from .._dispatch import apply
-
-    return [apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
+    return [D.apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
 
 
 def _index_add_t(ct: Any, args: Any, *, idx: L.Index, shape: tuple[int, ...]) -> list[Any]:
-    from .._dispatch import apply
-
-    return [apply(L.getitem, ct, idx=idx)]
+    return [D.apply(L.getitem, ct, idx=idx)]
 
 
 def _concat_t(ct: Any, args: Any, *, axis: int) -> list[Any]:
