@@ -243,6 +243,13 @@ class Node:
             arrays[k] = v._data
         return arrays, y
 
+    def _linear_in(self, needs: list[bool]) -> bool:
+        prim = self.prim
+        if prim.multi or prim.boundary or self.nbs is not None:
+            return False
+        wanted = [i for i, n in enumerate(needs) if n]
+        return all(i in prim.linear for i in wanted) and (prim.joint or len(wanted) == 1)
+
     def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
 
@@ -268,9 +275,17 @@ class Node:
                     res[i] = _zeros_for(cts, self.avals[i])
             return res
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
-        t, prog = linearize(self.name(), lambda: self.prim.jvp(primals, lins, out, **self.params))
-        outs = t if self.prim.multi else (t,)
-        res = transpose_program(prog, outs, cts, lins)
+        prim = self.prim
+        if prim.transpose is not None and self._linear_in(needs):
+            # linear in the inputs asked for: its JVP there is the primitive itself, so
+            # the program to transpose is the one equation prim(..., t_i, ...)
+            args = [lin if lin is not None else p for lin, p in zip(lins, primals, strict=True)]
+            t = placeholder(*self.out_avals[0])
+            res = transpose_program([(prim, args, self.params, t)], (t,), cts, lins)
+        else:
+            t, prog = linearize(self.name(), lambda: prim.jvp(primals, lins, out, **self.params))
+            outs = t if prim.multi else (t,)
+            res = transpose_program(prog, outs, cts, lins)
         for i, n in enumerate(needs):
             if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
                 res[i] = _zeros_for(cts, self.avals[i])
