@@ -361,18 +361,8 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
             return _dual_of(L, y, tt, nb)
         # unbatched unary: the tangent already has the primal's shape; only 0-d results
         # come back as NumPy scalars
-        if y.__class__ is not _ndarray:
-            y = np.asarray(y)
-        if tt.__class__ is not _ndarray:
-            tt = np.asarray(tt)
-        d = _new(Tensor)  # _dual_of, inlined: one object per op
-        d._data, d._level, d._p, d._t = y, L, None, tt
-        d._nb = 0
-        d._rg = False
-        d._node = None
-        d._vc = None
-        d._meta = None
-        return d
+        return _flat(L, y if y.__class__ is _ndarray else np.asarray(y),
+                     tt if tt.__class__ is _ndarray else np.asarray(tt))
     if len(args) == 2:
         return _fast_binary(prim, args[0], args[1], L)
     arrays, tans = [], []
@@ -497,8 +487,11 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
                                         tt.shape[nb:] != y.shape):
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
-    if nb:
-        tt = _wrap(tt, nb)
+    return _flat(L, y, _wrap(tt, nb) if nb else tt)
+
+
+def _flat(L: int, y: Any, tt: Any) -> Tensor:
+    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as ``_t``."""
     d = _new(Tensor)  # one object per op: this is the forward hot path
     d._data, d._level, d._p, d._t = y, L, None, tt
     d._nb = 0

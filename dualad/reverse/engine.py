@@ -132,7 +132,7 @@ def run(
         if not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
         _add_to(buf, heap, n, nr, c)
-    pop, push = heapq.heappop, heapq.heappush
+    pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
@@ -154,16 +154,8 @@ def run(
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
                     node.vjp(grads, needs)
                 for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
-                    if n and r is not None:  # _add_to, inlined
-                        m = e[0]
-                        slot = buf.get(m)
-                        if slot is None:
-                            push(heap, (-m.seq, m))
-                            slot = buf[m] = [None] * (
-                                1 if m.__class__ is AccumulateGrad else len(m.out_avals))
-                            slot[e[1]] = r
-                        else:
-                            _add_to(buf, heap, m, e[1], r)
+                    if n and r is not None:
+                        _add_to(buf, heap, e[0], e[1], r)
             if not retain_graph and node.saved:
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
     return got

@@ -444,13 +444,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             edges.append(None)
             consts = True
         i += 1
-    node = _new(Node)  # _init_node, inlined (one node per recorded op)
-    node.prim = prim
-    node.params = params
-    node.seq = next(_seq)
-    node.pre_hooks = node.hooks = node.tensor_pre_hooks = node.retain = node.saved = _NOTHING
-    node.hooked = False
-    node._metadata = node.custom = node.nbs = None
+    node = _new(Node)
+    _init_node(node, prim, params)
     node.edges, node.avals = edges, avals
     node.consts = _all_absent(i) if consts is None else [
         _ABSENT if a.__class__ is Tensor or hasattr(a, "shape") else a for a in args]
