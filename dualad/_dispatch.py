@@ -41,6 +41,7 @@ stack: list[int] = []  # live levels, innermost last
 batched: set[int] = set()  # live levels that carry batched tangents
 
 _state = _gm.state
+_inference = _gm.inference_threads  # nonzero: read _state.inference (see grad_mode)
 _generic = np.generic
 _ndarray = np.ndarray
 _new = object.__new__
@@ -71,7 +72,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
         "linear", "joint", "nondiff", "view", "multi", "fast", "boundary", "simple",
-        "transposed",
+        "transposed", "arity",
     )
 
     _FLAGS = ("nondiff", "view", "multi", "boundary")
@@ -113,16 +114,26 @@ class Primitive:
         self.fast: Callable[..., Any] | None = None  # optional array-level JVP (same rule)
         self.transposed: Callable[..., Any] | None = None  # its transpose on arrays, if known
         self.boundary = False  # changes the number of batch axes: always use ``batch``
+        self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
 
-    def __call__(self, *args: Any, **params: Any) -> Any:
-        return apply(self, *args, **params)
+    def bad_call(self, args: Any, params: dict[str, Any]) -> None:
+        """Raise for a call that breaks ``arity``: the wrong number of arrays, or keywords."""
+        raise TypeError(
+            f"{self.name} takes {self.arity} array argument(s) and no keywords "
+            f"(got {len(args)} and {sorted(params)})"
+        )
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
 
 
 def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
-    """Evaluate ``prim`` on ``args`` through levels, recording reverse nodes."""
+    """Evaluate ``prim`` on ``args`` through levels, recording reverse nodes.
+
+    This is also every primitive's ``__call__``, so calling one costs a single frame.
+    """
+    if prim.arity is not None and (params or len(args) != prim.arity):
+        prim.bad_call(args, params)
     top = 0
     rg = False
     nb = 0
@@ -164,9 +175,16 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         t._meta = None
         if rg and _state.grad:
             hooks["record"](prim, args, t, params)
-        elif _state.inference:
+        elif _inference[0] and _state.inference:
             _mark_inference(t)
         return t
+    if top and not rg and top < LIN and prim.fast is not None:
+        # the forward fast path, first: a dual level and nothing to record
+        out = prim.fast(prim, args, top)  # the same rule on arrays; None if it does not apply
+        if out is not None:
+            if _inference[0] and _state.inference:
+                _mark_inference(out)
+            return out
     if prim.nondiff:
         if top >= LIN:
             return hooks["linear"](prim, args, params)
@@ -178,18 +196,22 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     else:
         fast = prim.fast
         out = None
-        if fast is not None and not _state.inference and (
-                not (rg and _state.grad) or not _state.tangent_grad):
-            out = fast(prim, args, top)  # the same rule on arrays; None if it does not apply
-            if out is not None and not (rg and _state.grad):
+        # (without rg, the fast path was tried above)
+        if rg and fast is not None and not (_inference[0] and _state.inference) and (
+                not _state.grad or not _state.tangent_grad):
+            out = fast(prim, args, top)
+            if out is not None and not _state.grad:
                 return out  # nothing below the level is tracked: nothing to record or mark
         if out is None:
             out = _dual(prim, args, params, top, True)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)
-    elif _state.inference:
+    elif _inference[0] and _state.inference:
         _mark_inference(out)
     return out
+
+
+Primitive.__call__ = apply  # type: ignore[method-assign]
 
 
 def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
@@ -250,7 +272,7 @@ def _wrap(out: Any, nb: int) -> Tensor:
 
 
 def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: bool = False) -> Any:
-    if not tried and prim.fast is not None and not _state.inference:
+    if not tried and prim.fast is not None and not (_inference[0] and _state.inference):
         r = prim.fast(prim, args, L)  # the same rule on arrays; None if it does not apply
         if r is not None:
             return r

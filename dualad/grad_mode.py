@@ -26,6 +26,19 @@ class _State(threading.local):
 
 state = _State()
 
+# How many threads are in inference mode right now. Reading a thread-local costs more than
+# the plain op it guards, so the dispatcher reads ``state.inference`` only when this is
+# nonzero; it changes only in ``inference_mode``, under the lock.
+inference_threads = [0]
+_count_lock = threading.Lock()
+
+
+def _set_inference(on: bool) -> None:
+    if on != state.inference:
+        with _count_lock:
+            inference_threads[0] += 1 if on else -1
+        state.inference = on
+
 
 class untracked_tangents:
     """Internal: within the block, tangents of dual ops are not recorded (primals are)."""
@@ -148,12 +161,12 @@ class inference_mode(_Mode):
     def __enter__(self) -> None:
         self.prev = (state.grad, state.inference)
         if self.mode:
-            state.grad, state.inference = False, True
-        else:
-            state.inference = False
+            state.grad = False
+        _set_inference(self.mode)
 
     def __exit__(self, *exc: object) -> None:
-        state.grad, state.inference = self.prev
+        state.grad = self.prev[0]
+        _set_inference(self.prev[1])
 
     def clone(self) -> inference_mode:
         return self.__class__(self.mode)

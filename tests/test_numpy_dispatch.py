@@ -226,7 +226,7 @@ def test_unsupported_numpy_function_raises_type_error_naming_it(call, name):
         (lambda t: dnp.sin(t, out=t), "out=, where= and dtype= are not supported"),
         (lambda t: dnp.add(t, t, where=t > 0), "out=, where= and dtype= are not supported"),
         (lambda t: dnp.clip(t, 0.0, 1.0, dtype=np.float32), "keyword argument 'dtype'"),
-        (lambda t: dnp.add(t), "missing 1 required positional argument"),
+        (lambda t: dnp.add(t), "add takes 2 array argument"),
         (lambda t: dnp.sin(t, casting="no"), "unexpected keyword argument 'casting'"),
     ],
     ids=["extra-array", "out", "where", "ternary-dtype", "missing", "unknown-keyword"],

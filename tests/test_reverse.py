@@ -257,6 +257,36 @@ def test_inference_mode_tensors_cannot_be_recorded():
         _ = x * c.requires_grad_()
 
 
+
+def test_inference_mode_marks_only_its_own_thread_and_nested_modes_restore():
+    # The dispatcher skips the thread-local read while no thread is in inference mode;
+    # a count of such threads decides, so it must follow every enter and exit.
+    out = {}
+
+    def worker():
+        with da.inference_mode():
+            barrier.wait()
+            out["worker"] = (da.tensor([1.0]) * 2).is_inference()
+            with da.dual_level():  # the forward fast path marks its outputs too
+                d = da.make_dual(da.tensor([1.0]), da.tensor([1.0]))
+                out["worker dual"] = da.numpy.sin(d).is_inference()
+            with da.inference_mode(False):
+                out["worker off"] = (da.tensor([1.0]) * 2).is_inference()
+            out["worker back on"] = (da.tensor([1.0]) * 2).is_inference()
+            barrier.wait()
+
+    barrier = threading.Barrier(2)
+    t = threading.Thread(target=worker)
+    t.start()
+    barrier.wait()
+    out["main"] = (da.tensor([1.0]) * 2).is_inference()
+    barrier.wait()
+    t.join()
+    out["main after"] = (da.tensor([1.0]) * 2).is_inference()
+    assert out == {"worker": True, "worker dual": True, "worker off": False,
+                   "worker back on": True, "main": False, "main after": False}
+    assert da.grad_mode.inference_threads == [0]
+
 def test_grad_mode_decorators():
     @da.no_grad()
     def f(x):

@@ -164,49 +164,24 @@ np_namespace.update({
 
 
 class Ufunc(Primitive):
-    """An elementwise primitive called like a NumPy ufunc (positional arrays only)."""
+    """An elementwise primitive called like a NumPy ufunc (positional arrays only).
+
+    Calls go straight to ``apply`` (``Primitive.__call__``); ``arity`` (= ``nin``)
+    makes it refuse extra arrays — NumPy would take one as ``out`` — and keywords.
+    """
 
     __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs")
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or len(args) != self.nin:
-            raise TypeError(
-                f"dualad.numpy.{self.name} takes {self.nin} array argument(s) and no keywords "
-                f"(got {len(args)} and {sorted(kwargs)}); out=, where= and dtype= are not "
-                "supported on Tensors — cast with .astype() afterwards"
-            )
-        return apply(self, *args)
-
-
-# One exact-arity call per arity: positional-only arguments cost no tuple or dict on the
-# hottest call of the library; extra arrays and NumPy's keywords still get the message above.
-class _Ufunc1(Ufunc):
-    __slots__ = ()
-
-    def __call__(self, x: Any, /, *rest: Any, out: Any = None, where: Any = None,  # type: ignore[override]
-                 dtype: Any = None) -> Any:
-        if rest or out is not None or where is not None or dtype is not None:
-            return Ufunc.__call__(self, x, *rest, **_given(out, where, dtype))
-        return apply(self, x)
-
-
-class _Ufunc2(Ufunc):
-    __slots__ = ()
-
-    def __call__(self, a: Any, b: Any, /, *rest: Any, out: Any = None,  # type: ignore[override]
-                 where: Any = None, dtype: Any = None) -> Any:
-        if rest or out is not None or where is not None or dtype is not None:
-            return Ufunc.__call__(self, a, b, *rest, **_given(out, where, dtype))
-        return apply(self, a, b)
-
-
-# Python's own messages (a missing array, an unknown keyword) then name "ufunc()".
-_Ufunc1.__call__.__qualname__ = _Ufunc2.__call__.__qualname__ = "ufunc"
-
-
-def _given(out: Any, where: Any, dtype: Any) -> dict[str, Any]:
-    kw = {"out": out, "where": where, "dtype": dtype}
-    return {k: v for k, v in kw.items() if v is not None}
+    def bad_call(self, args: Any, params: dict[str, Any]) -> None:
+        unknown = sorted(set(params) - {"out", "where", "dtype"})
+        if unknown:
+            raise TypeError(f"dualad.numpy.{self.name}() got an unexpected keyword argument "
+                            f"{unknown[0]!r}")
+        raise TypeError(
+            f"dualad.numpy.{self.name} takes {self.nin} array argument(s) and no keywords "
+            f"(got {len(args)} and {sorted(params)}); out=, where= and dtype= are not "
+            "supported on Tensors — cast with .astype() afterwards"
+        )
 
 
 def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any, ...]]:
@@ -293,7 +268,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.ufunc = fn
     p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
-    p.fast = fast_jvp
+    p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.transposed = fast_vjp
     return p
 
@@ -333,38 +308,10 @@ def _parts(a: Any) -> Any:
 
 
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
-    """The JVP on arrays when nothing below level L is tracked; None if not applicable."""
-    if len(args) == 1:  # the common unary case, without the general bookkeeping
-        a = args[0]
-        if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
-            x, g, nb = a._data, a._t, 0
-        else:
-            parts = _parts(a)
-            if parts is None:
-                return None
-            x, g, nb = parts
-        y = prim.impl(x)
-        f = prim.kernels[0]
-        if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
-            if not f:
-                return _wrap(y, 0)
-            tt = g if f == 1 else -g
-        else:
-            k = f(x, y)
-            if k.__class__ is _ndarray:
-                if k.dtype is not y.dtype:
-                    k = _coef_dtype(k, y.dtype)
-                tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
-            else:
-                tt = g * k
-        if nb:
-            return _dual_of(L, y, tt, nb)
-        # unbatched unary: the tangent already has the primal's shape; only 0-d results
-        # come back as NumPy scalars
-        return _flat(L, y if y.__class__ is _ndarray else np.asarray(y),
-                     tt if tt.__class__ is _ndarray else np.asarray(tt))
-    if len(args) == 2:
-        return _fast_binary(prim, args[0], args[1], L)
+    """The JVP on arrays when nothing below level L is tracked; None if not applicable.
+
+    ``_fast_unary`` and ``_fast_binary`` are the same rule for one and two inputs without
+    the general bookkeeping (each primitive's ``fast`` is the one for its arity)."""
     arrays, tans = [], []
     for a in args:
         if a.__class__ is Tensor:
@@ -394,6 +341,45 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     return _dual_of(L, y, acc)
 
 
+def _fast_unary(prim: Any, args: Any, L: int) -> Any:
+    a = args[0]
+    if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
+        x, g, nb = a._data, a._t, 0
+    else:
+        parts = _parts(a)
+        if parts is None:
+            return None
+        x, g, nb = parts
+    y = prim.impl(x)
+    f = prim.kernels[0]
+    if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
+        if not f:
+            return _wrap(y, 0)
+        tt = g if f == 1 else -g
+    else:
+        k = f(x, y)
+        if k.__class__ is _ndarray:
+            if k.dtype is not y.dtype:
+                k = _coef_dtype(k, y.dtype)
+            tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
+        else:
+            tt = g * k
+    if nb:
+        return _dual_of(L, y, tt, nb)
+    # unbatched: the tangent already has the primal's shape. _flat, inlined (the forward
+    # hot path); only 0-d results come back as NumPy scalars.
+    d = _new(Tensor)
+    d._data = y if y.__class__ is _ndarray else np.asarray(y)
+    d._t = tt if tt.__class__ is _ndarray else np.asarray(tt)
+    d._level, d._p = L, None
+    d._nb = 0
+    d._rg = False
+    d._node = None
+    d._vc = None
+    d._meta = None
+    return d
+
+
 def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
     """``t * k``, written into ``k`` when it is a fresh temporary (saves an allocation)."""
     if k.__class__ is not np.ndarray or k.size < _INPLACE_MIN:
@@ -407,7 +393,8 @@ def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
-def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
+def _fast_binary(prim: Any, args: Any, L: int) -> Any:
+    a, b = args
     nb = 0
     if a.__class__ is Tensor:
         if a._level == L:
@@ -426,12 +413,15 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
         xa, ga = a, None
     if b.__class__ is Tensor:
         if b._level == L:
-            parts = _parts(b)
-            if parts is None:
-                return None
-            xb, gb, nbb = parts
-            if nbb > nb:
-                nb = nbb
+            if b._p is None and b._t.__class__ is _ndarray:
+                xb, gb = b._data, b._t
+            else:
+                parts = _parts(b)
+                if parts is None:
+                    return None
+                xb, gb, nbb = parts
+                if nbb > nb:
+                    nb = nbb
         elif b._level or b._nb or (b._rg and _grad.grad and _grad.tangent_grad):
             return None
         else:
@@ -460,7 +450,16 @@ def _fast_binary(prim: Any, a: Any, b: Any, L: int) -> Any:
             acc = acc + term
     if acc is None:
         return _wrap(y, 0)
-    return _dual_of(L, y, acc, nb)
+    if nb or y.__class__ is not _ndarray or acc.__class__ is not _ndarray or acc.shape != y.shape:
+        return _dual_of(L, y, acc, nb)
+    d = _new(Tensor)  # _flat, inlined (the forward hot path)
+    d._data, d._t, d._level, d._p = y, acc, L, None
+    d._nb = 0
+    d._rg = False
+    d._node = None
+    d._vc = None
+    d._meta = None
+    return d
 
 
 def _term(f: Any, g: Any, xa: Any, xb: Any, y: Any) -> Any:
@@ -469,7 +468,8 @@ def _term(f: Any, g: Any, xa: Any, xb: Any, y: Any) -> Any:
         return None if not f else (g if f == 1 else -g)
     k = f(xa, xb, y)
     if k.__class__ is not _ndarray:
-        return g * (_coef_array(k, y) if hasattr(k, "dtype") else k)
+        return g * k if k.__class__ is float else \
+            g * (_coef_array(k, y) if hasattr(k, "dtype") else k)
     if k.dtype is not y.dtype:
         k = _coef_array(k, y)
     return _scaled(g, k, xa, xb, y) if k.size >= _INPLACE_MIN else g * k
@@ -662,5 +662,5 @@ PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
 PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
 PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))
 
-for _p in PRIMS.values():  # same layout (no new slots), so the class can be swapped
-    _p.__class__ = {1: _Ufunc1, 2: _Ufunc2}.get(_p.nin, Ufunc)
+for _p in PRIMS.values():
+    _p.arity = _p.nin
