@@ -243,7 +243,11 @@ def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
             else:
                 term = apply(_multiply, t, _coef(f(*primals, out), out))
             acc = term if acc is None else apply(_add, acc, term)
-        if acc is not None and acc.shape != out.shape:
+        if acc is None:
+            return None
+        if acc.dtype != out.dtype:  # an input promoted by the other (f32 + i64 -> f64)
+            acc = apply(astype_prim(), acc, dtype=out.dtype)
+        if acc.shape != out.shape:
             acc = apply(broadcast_to, acc, shape=out.shape)
         return acc
 
@@ -268,7 +272,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.ufunc = fn
     p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
-    p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
+    p.fast = _specialized_fast(name, fn, srcs)
     p.transposed = fast_vjp
     return p
 
@@ -350,7 +354,10 @@ def _fast_unary(prim: Any, args: Any, L: int) -> Any:
         if parts is None:
             return None
         x, g, nb = parts
-    y = prim.impl(x)
+    return _unary_tangent(prim, x, g, nb, prim.impl(x), L)
+
+
+def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
     f = prim.kernels[0]
     if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
         if not f:
@@ -366,18 +373,12 @@ def _fast_unary(prim: Any, args: Any, L: int) -> Any:
             tt = g * k
     if nb:
         return _dual_of(L, y, tt, nb)
-    # unbatched: the tangent already has the primal's shape. _flat, inlined (the forward
-    # hot path); only 0-d results come back as NumPy scalars.
-    d = _new(Tensor)
-    d._data = y if y.__class__ is _ndarray else np.asarray(y)
-    d._t = tt if tt.__class__ is _ndarray else np.asarray(tt)
-    d._level, d._p = L, None
-    d._nb = 0
-    d._rg = False
-    d._node = None
-    d._vc = None
-    d._meta = None
-    return d
+    # unbatched: the tangent already has the primal's shape; only 0-d results come back
+    # as NumPy scalars
+    tt = tt if tt.__class__ is _ndarray else np.asarray(tt)
+    if tt.dtype != y.dtype:
+        tt = tt.astype(y.dtype)
+    return _flat(L, y if y.__class__ is _ndarray else np.asarray(y), tt)
 
 
 def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
@@ -428,7 +429,11 @@ def _fast_binary(prim: Any, args: Any, L: int) -> Any:
             xb, gb = b._data, None
     else:
         xb, gb = b, None
-    y = prim.impl(xa, xb)
+    return _binary_tangent(prim, xa, ga, xb, gb, nb, prim.impl(xa, xb), L)
+
+
+def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
+                    L: int) -> Any:
     if nb:  # batched tangents: their logical axes line up with the output's
         nd = np.ndim(y)
         ga = None if ga is None else _align(ga, nb, nd)
@@ -450,16 +455,7 @@ def _fast_binary(prim: Any, args: Any, L: int) -> Any:
             acc = acc + term
     if acc is None:
         return _wrap(y, 0)
-    if nb or y.__class__ is not _ndarray or acc.__class__ is not _ndarray or acc.shape != y.shape:
-        return _dual_of(L, y, acc, nb)
-    d = _new(Tensor)  # _flat, inlined (the forward hot path)
-    d._data, d._t, d._level, d._p = y, acc, L, None
-    d._nb = 0
-    d._rg = False
-    d._node = None
-    d._vc = None
-    d._meta = None
-    return d
+    return _dual_of(L, y, acc, nb)
 
 
 def _term(f: Any, g: Any, xa: Any, xb: Any, y: Any) -> Any:
@@ -487,6 +483,8 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
                                         tt.shape[nb:] != y.shape):
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
+    if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
+        tt = tt.astype(y.dtype)
     return _flat(L, y, _wrap(tt, nb) if nb else tt)
 
 
@@ -500,6 +498,100 @@ def _flat(L: int, y: Any, tt: Any) -> Tensor:
     d._vc = None
     d._meta = None
     return d
+
+
+# -- the forward fast path, generated per primitive from its formulas -------------------
+#
+# For the hot case — flat duals and untracked constants, a small result — each formula
+# primitive gets its own function, written from the same formula strings as its JVP: the
+# coefficient is computed inline (no kernel call, no kernel dispatch) and the result built
+# in place of ``_flat``. Anything else (nested or batched duals, large arrays, dtype
+# casts, broadcast tangents) goes on to the general ``_fast_unary`` / ``_fast_binary``.
+
+_FLAT_RESULT = """
+            d = _new(Tensor)
+            d._data = y
+            d._t = tt
+            d._level = L
+            d._p = None
+            d._nb = 0
+            d._rg = False
+            d._node = None
+            d._vc = None
+            d._meta = None
+            return d"""
+
+_UNARY_FAST = """
+def fast_{name}(prim, args, L):
+    A = args[0]
+    if A._p is not None or A._t.__class__ is not _ndarray:
+        return _fast_unary(prim, args, L)
+    x = A._data
+    y = impl(x)
+    if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
+        tt = {tt}
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype:{result}
+    return _unary_tangent(prim, x, A._t, 0, y, L)
+"""
+
+_OPERAND = """
+    if {T}.__class__ is Tensor:
+        if {T}._level == L and {T}._p is None and {T}._t.__class__ is _ndarray:
+            {x}, {g} = {T}._data, {T}._t
+        elif {T}._level or {T}._rg or {T}._nb:
+            return _fast_binary(prim, args, L)
+        else:
+            {x}, {g} = {T}._data, None
+    else:
+        {x}, {g} = {T}, None"""
+
+_BINARY_FAST = """
+def fast_{name}(prim, args, L):
+    A, B = args{operand_a}{operand_b}
+    y = impl(a, b)
+    if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
+        if gb is None:
+            tt = {ta}
+        elif ga is None:
+            tt = {tb}
+        else:{tab}
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{result}
+    return _binary_tangent(prim, a, ga, b, gb, 0, y, L)
+"""
+
+
+def _term_src(src: str, g: str) -> str:
+    """The tangent term ``g * f`` as source ("None" for a zero ``f``)."""
+    return {"0": "None", "1": g, "-1": f"-{g}"}.get(src, f"{g} * ({src})")
+
+
+def _specialized_fast(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
+    """The forward fast path of one formula primitive (see above)."""
+    if len(srcs) == 1:
+        if srcs[0] == "0":
+            return _fast_unary
+        code = _UNARY_FAST.format(name=name, tt=_term_src(srcs[0], "A._t"), result=_FLAT_RESULT)
+    elif len(srcs) == 2:
+        ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
+        if ta == "None" or tb == "None":
+            tab = f"\n            tt = {tb if ta == 'None' else ta}"
+        else:  # each term in the output's dtype already, or the general rule (which casts
+            # each coefficient first) decides
+            tab = (f"\n            ta = {ta}\n            tb = {tb}\n            tt = ta + tb"
+                   " if ta.dtype is y.dtype and tb.dtype is y.dtype else None")
+        code = _BINARY_FAST.format(
+            name=name, ta=ta, tb=tb, tab=tab, result=_FLAT_RESULT,
+            operand_a=_OPERAND.format(T="A", x="a", g="ga"),
+            operand_b=_OPERAND.format(T="B", x="b", g="gb"))
+    else:
+        return fast_jvp
+    ns = dict(np_namespace, impl=fn, Tensor=Tensor, _ndarray=_ndarray, _new=_new,
+              _INPLACE_MIN=_INPLACE_MIN, _fast_unary=_fast_unary, _fast_binary=_fast_binary,
+              _unary_tangent=_unary_tangent, _binary_tangent=_binary_tangent)
+    exec(compile(code, f"<dualad fast path: {name}>", "exec"), ns)  # noqa: S102
+    fn_ = ns[f"fast_{name}"]
+    fn_.source = code  # what was generated, for reading
+    return fn_
 
 
 def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
