@@ -367,3 +367,100 @@ def test_invariant_one_rule_per_primitive():
         else:
             assert p.transpose is None, f"non-linear {p.name} carries a reverse rule"
         assert not hasattr(p, "vjp") and not hasattr(p, "backward"), p.name
+
+
+# -- in-place accumulation: the engine writes only into sums it made itself ---------------
+
+
+def test_accumulation_leaves_the_users_grad_outputs_alone():
+    # the user's grad_outputs reaches x three times (y = x + x + x): the first sum is a
+    # new array, and only that one takes the third cotangent in place
+    x = da.tensor(np.arange(4.0), requires_grad=True)
+    g0 = np.array([1.0, -2.0, 3.0, 0.5])
+    g = da.tensor(g0)
+    (gx,) = da.grad(x + x + x, x, grad_outputs=g)
+    np.testing.assert_array_equal(gx.numpy(), 3 * g0)
+    np.testing.assert_array_equal(g.numpy(), g0)
+
+
+def test_accumulation_leaves_a_passed_on_tangent_alone():
+    # dual + plain passes the dual's tangent on: that sum is not the engine's to write
+    x = da.tensor(np.arange(3.0), requires_grad=True)
+    tt = da.tensor([1.0, 2.0, 3.0])
+    with da.dual_level():
+        gd = da.make_dual(da.tensor(np.ones(3)), tt) + 0.0  # its tangent is tt's array
+        gd2 = da.make_dual(da.tensor(np.ones(3)), da.tensor(np.full(3, 10.0))) * 1.0
+        gp = da.tensor(np.full(3, 2.0))
+        (r,) = da.grad([x, x, x], x, grad_outputs=[gd, gp, gd2])
+        p, t = da.unpack_dual(r)
+        (r2,) = da.grad([x, x, x], x, grad_outputs=[gp, gp, gd2])  # plain, then dual
+        p2, t2 = da.unpack_dual(r2)
+    np.testing.assert_array_equal(tt.numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(p.numpy(), np.full(3, 4.0))
+    np.testing.assert_array_equal(t.numpy(), [11.0, 12.0, 13.0])
+    np.testing.assert_array_equal(p2.numpy(), np.full(3, 5.0))
+    np.testing.assert_array_equal(t2.numpy(), np.full(3, 10.0))
+    np.testing.assert_array_equal(gp.numpy(), np.full(3, 2.0))
+
+
+def test_a_slices_cotangent_is_not_added_into_the_users_grad_outputs():
+    x = da.tensor(np.arange(4.0), requires_grad=True)
+    g1, g2 = da.tensor(np.ones(4)), da.tensor([1.0, 2.0, 3.0])
+    (r,) = da.grad([x, x[1:]], x, grad_outputs=[g1, g2])
+    np.testing.assert_array_equal(r.numpy(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(g1.numpy(), np.ones(4))
+    np.testing.assert_array_equal(g2.numpy(), [1.0, 2.0, 3.0])
+
+
+_SLICES = [
+    ((7,), [np.s_[1:], np.s_[:-1], np.s_[::2], np.s_[3], np.s_[None, 1:4], np.s_[:]]),
+    ((3, 4), [np.s_[1:, :2], np.s_[:, 0], np.s_[2], np.s_[..., 1:], np.s_[0, 3]]),
+]
+
+
+@pytest.mark.parametrize(("shape", "keys"), _SLICES)
+def test_slices_accumulate_gradient_and_hvp(shape, keys):
+    # f = sum_k sum(w_k * x[key_k] ** 2) (+ sum(x) * 0.5 as a whole): its gradient and
+    # H v, scattered by NumPy; the slices' cotangents meet at x in one buffer
+    rng = np.random.default_rng(3)
+    x0, v0 = rng.standard_normal(shape), rng.standard_normal(shape)
+    ws = [rng.standard_normal(np.shape(x0[k])) for k in keys]
+
+    def f(x):
+        s = dnp.sum(x) * 0.5
+        for k, w in zip(keys, ws, strict=True):
+            s = s + dnp.sum(w * x[k] ** 2)
+        return s
+
+    grad, hv = np.full(shape, 0.5), np.zeros(shape)
+    for k, w in zip(keys, ws, strict=True):
+        grad[k] += 2 * w * x0[k]
+        hv[k] += 2 * w * v0[k]
+    x = da.tensor(x0, requires_grad=True)
+    (g,) = da.grad(f(x), x)
+    np.testing.assert_allclose(g.numpy(), grad, rtol=1e-13, atol=1e-14)
+    with da.dual_level():
+        xd = da.make_dual(da.tensor(x0, requires_grad=True), da.tensor(v0))
+        loss = f(xd)
+        for _ in range(2):  # a retained graph walked twice gives the same
+            (gd,) = da.grad(loss, xd, retain_graph=True)
+            p, t = da.unpack_dual(gd)
+            np.testing.assert_allclose(p.numpy(), grad, rtol=1e-13, atol=1e-14)
+            np.testing.assert_allclose(t.numpy(), hv, rtol=1e-13, atol=1e-14)
+    xc = da.tensor(x0, requires_grad=True)
+    (gc_,) = da.grad(f(xc), xc, create_graph=True)
+    (hvc,) = da.grad(gc_, xc, grad_outputs=da.tensor(v0))
+    np.testing.assert_allclose(hvc.numpy(), hv, rtol=1e-13, atol=1e-14)
+
+
+def test_a_slice_nodes_hooks_see_its_dense_cotangent_and_kept_grads_stay():
+    x = da.tensor(np.arange(4.0), requires_grad=True)
+    h = x * 1.0
+    y = h[1:]
+    seen, kept = [], []
+    y.grad_fn.register_hook(lambda gi, go: seen.append(gi[0].numpy().copy()))
+    h.register_hook(kept.append)  # the gradient the engine accumulated for h
+    ((y * 2.0).sum() + (h[:-1] * 3.0).sum() + h.sum()).backward()
+    np.testing.assert_array_equal(seen[0], [0.0, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(kept[0].numpy(), [4.0, 6.0, 6.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 6.0, 6.0, 3.0])

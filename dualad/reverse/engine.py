@@ -19,7 +19,8 @@ from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
 from ..forward_ad import _with_nb
-from .graph import AccumulateGrad, edge_of, tensors
+from .graph import AccumulateGrad, edge_of, flat_parts, tensors
+from .transpose import Scatter
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:
@@ -128,16 +129,20 @@ def run(
     # topological order: when a node is popped, every cotangent for it has arrived.
     buf: dict[Any, list[Any]] = {}
     heap: list[Any] = []
+    own: dict[Any, Any] = {}  # (node, nr) -> the sum the engine made there (see _add_to)
     for (n, nr), c in zip(roots, cts, strict=True):
         if not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
-        _add_to(buf, heap, n, nr, c)
+        _add_to(buf, heap, n, nr, c, own)
     pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     with mode:
         while heap:
             node = pop(heap)[1]
             grads = buf.pop(node)
+            if own:  # given away now: never written again
+                for nr in range(len(grads)):
+                    own.pop((node, nr), None)
             if need is None:
                 needs = None
             else:
@@ -146,7 +151,7 @@ def run(
                     continue
             if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
                 _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
-                          retain)
+                          own, retain)
             else:  # the common case, inlined: no hooks, nothing captured here
                 edges = node.edges
                 if needs is None:
@@ -155,29 +160,102 @@ def run(
                     node.vjp(grads, needs)
                 for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
                     if n and r is not None:
-                        _add_to(buf, heap, e[0], e[1], r)
+                        _add_to(buf, heap, e[0], e[1], r, own)
             if not retain_graph and node.saved:
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
     return got
 
 
-def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: Any) -> None:
-    """Accumulate cotangent ``c`` for output ``nr`` of ``node``; schedule it on first use."""
+def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: Any,
+            own: dict[Any, Any]) -> None:
+    """Accumulate cotangent ``c`` for output ``nr`` of ``node``; schedule it on first use.
+
+    A sum the engine made itself (``own``) is seen by nothing else until the node runs,
+    so later cotangents are added into it in place; every other cotangent may be the
+    user's, a saved value, another slot's or a read-only seed, and is never written.
+    """
     slot = buf.get(node)
     if slot is None:
         heapq.heappush(heap, (-node.seq, node))
         n_out = 1 if node.__class__ is AccumulateGrad else len(node.out_avals)
         slot = buf[node] = [None] * n_out
-    if slot[nr] is None:
+    a = slot[nr]
+    if a is None:
+        if c.__class__ is Scatter:
+            c = own[node, nr] = c.dense()
         slot[nr] = c
+        return
+    key = (node, nr)
+    if own.get(key) is a and _add_into(a, c):
+        return
+    if c.__class__ is Scatter:
+        c = c.dense()
+        if _add_into(c, a):  # (a + c == c + a, elementwise)
+            slot[nr] = own[key] = c
+            return
+    s = a + c
+    if isinstance(s, np.generic):  # 0-d + 0-d is a scalar
+        s = np.asarray(s)
+    if _fresh(s, a, c):
+        own[key] = s
+    slot[nr] = s
+
+
+def _add_into(acc: Any, c: Any) -> bool:
+    """``acc += c`` in place when that is ``acc + c`` (same kind, dtype and shape); the
+    caller owns ``acc``. False if not done."""
+    have = flat_parts(acc)
+    if have is None:
+        return False
+    ap, at, akind = have
+    if c.__class__ is Scatter:
+        p, t, kind, key = c.p, c.t, c.kind, c.key
+        if ap.shape != c.shape:
+            return False
     else:
-        c = slot[nr] + c
-        slot[nr] = np.asarray(c) if isinstance(c, np.generic) else c  # 0-d + 0-d is a scalar
+        parts = flat_parts(c)
+        if parts is None:
+            return False
+        p, t, kind = parts
+        key = None
+        if p.shape != ap.shape or (t is not None and t.shape != ap.shape):
+            return False
+    # a bare array or a plain Tensor adds into any kind at least as wide; a dual into one
+    # of its own level
+    if not (kind == akind or (kind <= 0 and kind < akind)):
+        return False
+    if p.dtype != ap.dtype or not ap.flags.writeable or (t is not None and (
+            t.dtype != at.dtype or not at.flags.writeable)):
+        return False
+    if key is None:
+        np.add(ap, p, out=ap)
+        if t is not None:
+            np.add(at, t, out=at)
+    else:
+        key = (*key, ...)  # a view even where the key is all ints
+        v = ap[key]
+        np.add(v, p, out=v)
+        if t is not None:
+            v = at[key]
+            np.add(v, t, out=v)
+    return True
+
+
+def _fresh(s: Any, a: Any, c: Any) -> bool:
+    """Whether the sum ``s = a + c`` holds only arrays it allocated (no view, no operand's)."""
+    parts, pa, pc = flat_parts(s), flat_parts(a), flat_parts(c)
+    if parts is None or pa is None or pc is None:  # (an operand's inner arrays are unseen)
+        return False
+    for x in parts[:2]:
+        if x is not None and (x.base is not None or x is pa[0] or x is pa[1] or x is pc[0]
+                              or x is pc[1]):
+            return False
+    return True
 
 
 def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
-              retain: bool) -> None:
+              own: dict[Any, Any], retain: bool) -> None:
     grads = tensors(grads)  # hooks, captures and .grad see Tensors, never bare arrays
     if node.tensor_pre_hooks:
         for nr, hooks in node.tensor_pre_hooks.items():
@@ -214,13 +292,14 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
     if node.hooks:
+        res = [r.dense() if r.__class__ is Scatter else r for r in res]  # hooks see Tensors
         for fn in list(node.hooks.values()):
             r = fn(tuple(res), tuple(grads))
             if r is not None:
                 res = list(r)
     for e, r, n in zip(edges, res, needs, strict=True):
         if n and r is not None:
-            _add_to(buf, heap, e[0], e[1], r)
+            _add_to(buf, heap, e[0], e[1], r, own)
 
 
 def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:

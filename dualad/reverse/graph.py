@@ -22,6 +22,8 @@ from .._tensor import Tensor, _make
 from .linearize import linearize, placeholder, transpose_program
 
 elementwise_t: Any = None  # installed by .transpose (which imports the ops this module must not)
+sliced: Any = None  # getitem, and its transpose into the engine's buffer: also by .transpose
+scatter_t: Any = None
 
 _seq = itertools.count()
 
@@ -256,6 +258,10 @@ class Node:
         A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
         recorded); then so may the results.
         """
+        if self.prim is sliced and self.nbs is None:
+            r = scatter_t(cts[0], self.params["idx"], self.avals[0])
+            if r is not None:  # the engine adds it into the input's cotangent
+                return [r]
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
             c = cts[0]
@@ -298,6 +304,21 @@ def tensors(cts: list[Any]) -> list[Any]:
 
 
 _ndarray = np.ndarray
+
+
+def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
+    """``(primal, tangent, kind)`` of a cotangent held as arrays, not recorded and not
+    batched: a bare array (kind -1, no tangent), a plain Tensor (kind 0, no tangent) or a
+    flat dual (kind = its level); None for any other."""
+    if c.__class__ is _ndarray:
+        return c, None, -1
+    if c.__class__ is not Tensor or c._rg or c._nb or c._data.__class__ is not _ndarray:
+        return None
+    if not c._level:
+        return c._data, None, 0
+    if c._level < D.LIN and c._p is None and c._t.__class__ is _ndarray:
+        return c._data, c._t, c._level
+    return None
 
 
 def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:

@@ -115,6 +115,44 @@ def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
     return [D.apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
 
 
+class Scatter:
+    """getitem's transpose with a basic index, not yet written out: the cotangent ``p``
+    (with tangent ``t``) at ``key`` of zeros of ``shape``. The engine adds it into the
+    input's accumulated cotangent when it owns that, instead of summing a fresh array of
+    zeros; ``kind`` is ``graph.flat_parts``'s."""
+
+    __slots__ = ("p", "t", "kind", "key", "shape")
+
+    def __init__(self, p: Any, t: Any, kind: int, key: Any, shape: tuple[int, ...]) -> None:
+        self.p, self.t, self.kind, self.key, self.shape = p, t, kind, key, shape
+
+    def dense(self) -> Any:
+        """The cotangent written out (``index_add``), as an array of the cotangent's kind."""
+        z = np.zeros(self.shape, self.p.dtype)
+        z[self.key] = self.p
+        if self.kind < 0:
+            return z
+        if not self.kind:
+            return D._wrap(z, 0)
+        zt = np.zeros(self.shape, self.t.dtype)
+        zt[self.key] = self.t
+        return E._flat(self.kind, z, zt)
+
+
+def scatter_t(ct: Any, idx: L.Index, aval: Any) -> Scatter | None:
+    """getitem's transpose for the engine, when ``ct`` is held as arrays; else None."""
+    if not idx.basic:  # (an advanced index may repeat elements: np.add.at)
+        return None
+    parts = graph.flat_parts(ct)
+    if parts is None:
+        return None
+    p, t, kind = parts
+    shape, dtype = aval
+    if p.dtype != dtype or (t is not None and t.dtype != dtype):
+        return None
+    return Scatter(p, t, kind, idx.key, shape)
+
+
 def _index_add_t(ct: Any, args: Any, *, idx: L.Index, shape: tuple[int, ...]) -> list[Any]:
     return [D.apply(L.getitem, ct, idx=idx)]
 
@@ -242,3 +280,4 @@ L.unbatch.transpose = lambda ct, args, *, size: [D.apply(L.rebatch, ct, size=siz
 L.rebatch.transpose = lambda ct, args, *, size: [D.apply(L.unbatch, ct, size=size)]
 
 graph.elementwise_t = elementwise_t
+graph.sliced, graph.scatter_t = L.getitem, scatter_t
