@@ -60,9 +60,72 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
             res.append(None)
             continue
         shape, dtype = aval
-        c = ct if f == 1 else (-ct if f == -1 else ct * _conj(E._coef(f(*primals, out), out)))
+        if f == 1 or f == -1:
+            c = ct if f == 1 else -ct
+        else:
+            k = _conj(E._coef(f(*primals, out), out))
+            c = _times_fresh(ct, k, primals, out)
+            if c is None:
+                c = ct * k
         res.append(fit_dtype(unbroadcast(c, shape), dtype))
     return res
+
+
+def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any) -> Any:
+    """``ct * k`` written into the arrays of ``k`` when the coefficient is a fresh
+    temporary (made by its formula, seen by nothing else); None otherwise.
+
+    ``k`` must hold only arrays it allocated: none of them a view, or an array of the
+    values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
+    tangent on). The results are those of ``ct * k``: the same products and sums.
+    """
+    kp = graph.flat_parts(k)
+    cp = graph.flat_parts(ct)
+    if kp is None or cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
+        return None
+    k0, k1, lk = kp
+    c0, c1, lc = cp
+    if lk and lc and lk != lc:  # (duals at two levels: a nested result)
+        return None
+    if k0.shape != c0.shape or k0.dtype != c0.dtype or (
+            k1 is not None and (k1.shape != c0.shape or k1.dtype != c0.dtype)) or (
+            c1 is not None and c1.dtype != c0.dtype):
+        return None
+    for a in (k0, k1):
+        if a is not None and (a.base is not None or not a.flags.writeable):
+            return None
+    seen = _arrays_of((ct, out, *primals))
+    if any(k0 is a or (k1 is not None and k1 is a) for a in seen) or k0 is k1:
+        return None
+    if k1 is None:
+        if c1 is None:  # plain * plain
+            return D._wrap(np.multiply(c0, k0, out=k0), 0)
+        t = np.multiply(c1, k0, out=np.empty_like(k0))  # (an array, even 0-d)
+        return E._flat(lc, np.multiply(c0, k0, out=k0), t)
+    if c1 is None:  # plain * dual: both parts scale by the cotangent
+        return E._flat(lk, np.multiply(c0, k0, out=k0), np.multiply(c0, k1, out=k1))
+    # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
+    p = np.multiply(c0, k0, out=np.empty_like(k0))
+    np.multiply(c1, k0, out=k0)
+    np.multiply(c0, k1, out=k1)
+    return E._flat(lk, p, np.add(k0, k1, out=k1))
+
+
+def _arrays_of(ts: Any) -> list[Any]:
+    """Every array the Tensors ``ts`` hold, through their dual parts."""
+    seen: list[Any] = []
+    stack = list(ts)
+    while stack:
+        t = stack.pop()
+        if t.__class__ is np.ndarray:
+            seen.append(t)
+        elif t.__class__ is Tensor:
+            stack.append(t._data)  # (a stand-in's is no array)
+            if t._level and t._level < D.LIN:
+                if t._p is not None:
+                    stack.append(t._p)
+                stack.append(t._t)
+    return seen
 
 
 def _mul_t(ct: Any, args: Any) -> list[Any]:
