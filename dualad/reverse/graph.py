@@ -468,8 +468,9 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     node = _new(Node)
     _init_node(node, prim, params)
     node.edges, node.avals = edges, avals
-    node.consts = _all_absent(i) if consts is None else [
-        _ABSENT if a.__class__ is Tensor or hasattr(a, "shape") else a for a in args]
+    node.consts = (_ABSENTS[i] if i < 8 else _all_absent(i)) if consts is None else [
+        a if a.__class__ in _SCALARS else _ABSENT if a.__class__ is Tensor or hasattr(a, "shape")
+        else a for a in args]
     if prim.multi:
         outs = out
         node.out_avals = [(o.shape, o._data.dtype) for o in outs]
@@ -491,6 +492,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             elif r < len(args):
                 a = args[r]
                 if a.__class__ is not Tensor:
+                    if a.__class__ in _SCALARS:
+                        continue  # a Python scalar: kept in consts already
                     a = _make(np.asarray(a))
                 saved[r] = a if plain and a._vc is None else SavedValue(a)
     if prim.multi:
@@ -512,7 +515,10 @@ def _all_absent(n: int) -> tuple[Any, ...]:
     return _ABSENTS[n]
 
 
-_SCALARS = (int, float, complex, bool)
+_all_absent(8)  # (the common arities, looked up without a call)
+
+
+_SCALARS = frozenset((int, float, complex, bool))  # (a set: membership by hash, not by ==)
 
 
 def _set_node(t: Tensor, node: Any, k: int) -> None:
