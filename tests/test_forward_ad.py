@@ -5,7 +5,6 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad.ops import elementwise as E
 
 
 def deriv(f):
@@ -94,64 +93,6 @@ def test_flat_duals_from_the_fast_path_behave_as_full_ones():
     np.testing.assert_allclose(t3.numpy(), [2 * np.cos(0.3), 0.0, 2 * np.cos(2.0)])
 
 
-_FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
-_GENERAL = {1: E._fast_unary, 2: E._fast_binary}
-
-
-def _operands(dtype):
-    """Operand kinds a formula primitive's fast path meets: (name, make(level) -> arg)."""
-    rng = np.random.default_rng(7)
-    x = (0.2 + 0.6 * rng.random(3)).astype(dtype)
-    t = rng.standard_normal(3).astype(dtype)
-    col = (0.2 + 0.6 * rng.random((2, 1))).astype(dtype)
-    return [  # (flat duals, as ops make them; make_dual's own duals are not flat)
-        ("dual", lambda L: E._flat(L, x.copy(), t.copy())),
-        ("dual column", lambda L: E._flat(L, col.copy(), col[::-1].copy())),
-        ("make_dual", lambda L: da.make_dual(da.tensor(x), da.tensor(t))),
-        ("python float", lambda L: 0.7),
-        ("python int", lambda L: 2),
-        ("plain tensor", lambda L: da.tensor(x[::-1].copy())),
-        ("float64 array", lambda L: np.linspace(0.3, 0.6, 3)),
-        ("int array", lambda L: np.array([1, 2, 3])),
-    ]
-
-
-@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
-@pytest.mark.parametrize("name", _FORMULA_PRIMS)
-def test_generated_fast_path_equals_the_general_one(name, dtype):
-    # Each formula primitive's forward fast path is generated from its formulas; for
-    # every operand kind it must give exactly what the general array rule gives.
-    prim = E.PRIMS[name]
-    try:
-        with np.errstate(all="ignore"):
-            prim.impl(*(np.full(3, 0.5, dtype),) * prim.nin)
-    except TypeError:
-        pytest.skip(f"NumPy's {name} is not defined for {dtype}")
-    kinds = _operands(dtype)
-    combos = [(k,) for k in kinds[:3]] if prim.nin == 1 else [
-        (a, b) for a in kinds for b in kinds if "dual" in a[0] or "dual" in b[0]]
-    used = 0
-    for combo in combos:
-        with da.dual_level() as L, np.errstate(all="ignore"):
-            args = tuple(make(L) for _, make in combo)
-            try:
-                want = _GENERAL[prim.nin](prim, args, L)
-            except TypeError:  # not defined for these dtypes (NumPy refuses, e.g. complex)
-                continue
-            got = prim.fast(prim, args, L)
-        what = f"{name}{tuple(k for k, _ in combo)}"
-        assert (got is None) == (want is None), what
-        if want is None:
-            continue
-        assert got._level == want._level, what  # a dual, or plain for a zero derivative
-        for part in ("_data", "_t") if want._level else ("_data",):
-            g, w = getattr(got, part), getattr(want, part)
-            assert g.dtype == w.dtype and g.shape == w.shape, what
-            np.testing.assert_array_equal(g, w, err_msg=what)
-        used += 1
-    assert used  # the comparison ran
-
-
 @pytest.mark.parametrize("rg", [False, True], ids=["array rule", "tensor rule"])
 @pytest.mark.parametrize("other", [np.array([1, 2, 3]), np.float64(1.0), np.array(1.0), 1j],
                          ids=["int64 array", "float64 scalar", "0-d float64", "python complex"])
@@ -166,24 +107,6 @@ def test_a_tangent_is_promoted_with_its_primal(other, rg):
             p, t = da.unpack_dual(y)
             assert t.dtype == p.dtype == np.result_type(np.float32, other)
             np.testing.assert_allclose(t.detach().numpy(), want, rtol=1e-6)
-
-
-def test_generated_fast_path_takes_the_hot_case_itself(monkeypatch):
-    calls = []
-    for fn in ("_fast_unary", "_unary_tangent", "_fast_binary", "_binary_tangent"):
-        real = getattr(E, fn)
-        monkeypatch.setitem(E.PRIMS["sin"].fast.__globals__, fn,
-                            lambda *a, _f=real, _n=fn: calls.append(_n) or _f(*a))
-    with da.dual_level():
-        x = dnp.sin(da.make_dual(da.tensor([0.3, 0.4]), da.tensor([1.0, 2.0])))
-        assert calls == ["_fast_unary"]  # make_dual's dual is not flat: the general rule
-        dnp.sin(x)
-        assert calls == ["_fast_unary"]  # a small flat dual: the generated code alone
-        big = dnp.sin(da.make_dual(da.tensor(np.full(E._INPLACE_MIN, 0.3)),
-                                   da.tensor(np.ones(E._INPLACE_MIN))))
-        calls.clear()
-        dnp.sin(big)
-        assert calls == ["_unary_tangent"]  # large: the general tangent (written in place)
 
 
 @pytest.mark.parametrize("grad_on", [True, False])

@@ -273,7 +273,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = _specialized_fast(name, fn, srcs)
-    p.transposed = fast_vjp
+    p.transposed = _specialized_transposed(name, srcs)
     return p
 
 
@@ -641,6 +641,12 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
         c = -g
     else:
         c = np.zeros(g.shape[:n] + shape, dtype, like=_like(g))
+    return _ct_finish(c, nb, shape, dtype)
+
+
+def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
+    """``c`` summed to the input's shape (past ``nb`` batch axes), in the input's dtype."""
+    n = nb if nb > 0 else 0
     if c.__class__ is not _ndarray:
         c = np.asarray(c)
     if (c.shape != shape) if not n else (c.shape[n:] != shape):
@@ -648,6 +654,56 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
     if c.dtype is not dtype and c.dtype != dtype:  # the adjoint of R -> C is the real part
         c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
     return c if nb < 0 else _wrap(c, nb)
+
+
+# -- the array transpose, generated per primitive from its formulas --------------------
+#
+# The engine's fast lane (a bare-array cotangent, real dtypes) for each formula
+# primitive, written from the formula strings as the forward fast path is: the
+# coefficient inline, ``ct * c_i`` (no conj: real), kept when it already has the input's
+# shape and dtype. A coefficient in another dtype, complex values and batched
+# cotangents go on to ``fast_vjp``.
+
+_TRANSPOSED_TERM = """
+        if needs[{i}]:
+            {coef}
+            if c is None:
+                return fast_vjp(prim, ct, arrays, y, avals, needs, od)
+            shape, dtype = avals[{i}]
+            res[{i}] = c if (c.__class__ is _ndarray and c.dtype is dtype and c.shape == shape) \\
+                else _ct_finish(c, -1, shape, dtype)"""
+
+_TRANSPOSED = """
+def transposed_{name}(prim, ct, arrays, y, avals, needs, od):
+    if ct.__class__ is _ndarray and od.kind == "f":
+        {unpack} = arrays
+        res = [None] * {n}{terms}
+        return res
+    return fast_vjp(prim, ct, arrays, y, avals, needs, od)
+"""
+
+
+def _coef_src(src: str) -> str:
+    """Source setting ``c`` to ``ct * f`` for one formula (None: the general rule decides)."""
+    if src == "1":
+        return "c = ct"
+    if src == "-1":
+        return "c = -ct"
+    return (f"k = {src}\n            c = ct * k if k.__class__ is float or "
+            "(k.__class__ is _ndarray and k.dtype is od) else None")
+
+
+def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
+    if len(srcs) > 2 or "0" in srcs:
+        return fast_vjp
+    terms = "".join(_TRANSPOSED_TERM.format(i=i, coef=_coef_src(src)) for i, src in enumerate(srcs))
+    code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
+                              unpack="(x,)" if len(srcs) == 1 else "a, b")
+    ns = dict(np_namespace, _ndarray=_ndarray, fast_vjp=fast_vjp, _ct_finish=_ct_finish)
+    exec(compile(code, f"<dualad array transpose: {name}>", "exec"), ns)  # noqa: S102
+    fn_ = ns[f"transposed_{name}"]
+    fn_.source = code
+    return fn_
 
 
 AVAL_LEVEL = (1 << 60) + 1

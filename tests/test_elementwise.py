@@ -1,0 +1,153 @@
+"""The elementwise family's generated fast paths (ops/elementwise.py): each formula
+primitive's forward rule and array transpose are written from its formula strings for
+the hot case; they must give exactly what the general array rules give, everywhere."""
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+from dualad.ops import elementwise as E
+
+_FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
+_GENERAL = {1: E._fast_unary, 2: E._fast_binary}
+
+
+def _operands(dtype):
+    """Operand kinds a formula primitive's fast path meets: (name, make(level) -> arg)."""
+    rng = np.random.default_rng(7)
+    x = (0.2 + 0.6 * rng.random(3)).astype(dtype)
+    t = rng.standard_normal(3).astype(dtype)
+    col = (0.2 + 0.6 * rng.random((2, 1))).astype(dtype)
+    return [  # (flat duals, as ops make them; make_dual's own duals are not flat)
+        ("dual", lambda L: E._flat(L, x.copy(), t.copy())),
+        ("dual column", lambda L: E._flat(L, col.copy(), col[::-1].copy())),
+        ("make_dual", lambda L: da.make_dual(da.tensor(x), da.tensor(t))),
+        ("python float", lambda L: 0.7),
+        ("python int", lambda L: 2),
+        ("plain tensor", lambda L: da.tensor(x[::-1].copy())),
+        ("float64 array", lambda L: np.linspace(0.3, 0.6, 3)),
+        ("int array", lambda L: np.array([1, 2, 3])),
+    ]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
+@pytest.mark.parametrize("name", _FORMULA_PRIMS)
+def test_generated_fast_path_equals_the_general_one(name, dtype):
+    # Each formula primitive's forward fast path is generated from its formulas; for
+    # every operand kind it must give exactly what the general array rule gives.
+    prim = E.PRIMS[name]
+    try:
+        with np.errstate(all="ignore"):
+            prim.impl(*(np.full(3, 0.5, dtype),) * prim.nin)
+    except TypeError:
+        pytest.skip(f"NumPy's {name} is not defined for {dtype}")
+    kinds = _operands(dtype)
+    combos = [(k,) for k in kinds[:3]] if prim.nin == 1 else [
+        (a, b) for a in kinds for b in kinds if "dual" in a[0] or "dual" in b[0]]
+    used = 0
+    for combo in combos:
+        with da.dual_level() as L, np.errstate(all="ignore"):
+            args = tuple(make(L) for _, make in combo)
+            try:
+                want = _GENERAL[prim.nin](prim, args, L)
+            except TypeError:  # not defined for these dtypes (NumPy refuses, e.g. complex)
+                continue
+            got = prim.fast(prim, args, L)
+        what = f"{name}{tuple(k for k, _ in combo)}"
+        assert (got is None) == (want is None), what
+        if want is None:
+            continue
+        assert got._level == want._level, what  # a dual, or plain for a zero derivative
+        for part in ("_data", "_t") if want._level else ("_data",):
+            g, w = getattr(got, part), getattr(want, part)
+            assert g.dtype == w.dtype and g.shape == w.shape, what
+            np.testing.assert_array_equal(g, w, err_msg=what)
+        used += 1
+    assert used  # the comparison ran
+
+
+def test_generated_fast_path_takes_the_hot_case_itself(monkeypatch):
+    calls = []
+    for fn in ("_fast_unary", "_unary_tangent", "_fast_binary", "_binary_tangent"):
+        real = getattr(E, fn)
+        monkeypatch.setitem(E.PRIMS["sin"].fast.__globals__, fn,
+                            lambda *a, _f=real, _n=fn: calls.append(_n) or _f(*a))
+    with da.dual_level():
+        x = dnp.sin(da.make_dual(da.tensor([0.3, 0.4]), da.tensor([1.0, 2.0])))
+        assert calls == ["_fast_unary"]  # make_dual's dual is not flat: the general rule
+        dnp.sin(x)
+        assert calls == ["_fast_unary"]  # a small flat dual: the generated code alone
+        big = dnp.sin(da.make_dual(da.tensor(np.full(E._INPLACE_MIN, 0.3)),
+                                   da.tensor(np.ones(E._INPLACE_MIN))))
+        calls.clear()
+        dnp.sin(big)
+        assert calls == ["_unary_tangent"]  # large: the general tangent (written in place)
+
+
+def _recorded(prim, xs):
+    """(node, arrays, y) of ``prim`` recorded on inputs ``xs`` (Tensors that require grad
+    for arrays, the value itself for Python scalars)."""
+    args = [da.tensor(x, requires_grad=True) if isinstance(x, np.ndarray) else x for x in xs]
+    node = prim(*args).grad_fn
+    arrays, y = node._plain_arrays()
+    return node, arrays, y
+
+
+_T_CASES = {  # input values per arity: same shapes, broadcasting, mixed precision, scalars
+    1: [("vector", [np.array([0.3, 0.5, 0.7])]), ("f32", [np.array([0.3, 0.6], np.float32)]),
+        ("0-d", [np.array(0.4)])],
+    2: [("same", [np.array([0.3, 0.5]), np.array([0.6, 0.2])]),
+        ("broadcast", [np.array([[0.3], [0.5]]), np.array([[0.6, 0.2, 0.4]])]),
+        ("f32 with f64", [np.array([0.3, 0.5], np.float32), np.array([0.6, 0.2])]),
+        ("f32", [np.array([0.3, 0.5], np.float32), np.array([0.6, 0.2], np.float32)]),
+        ("python scalar", [np.array([0.3, 0.5]), 0.7]),
+        ("scalar first", [0.7, np.array([0.3, 0.5])])],
+}
+
+
+@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("name", _FORMULA_PRIMS)
+def test_generated_transpose_equals_the_general_one(name, complex_):
+    prim = E.PRIMS[name]
+    used = 0
+    for case, xs in _T_CASES[prim.nin]:
+        if complex_:
+            xs = [np.asarray(x + 0.1j) if isinstance(x, np.ndarray) else x for x in xs]
+        with np.errstate(all="ignore"):
+            try:
+                node, arrays, y = _recorded(prim, xs)
+            except (TypeError, RuntimeError):  # not defined for these dtypes
+                continue
+            shape, od = node.out_avals[0]
+            ct = np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape).astype(od)
+            for needs in ([True], [True, True], [True, False], [False, True]):
+                if len(needs) != prim.nin or any(
+                        n and not isinstance(x, np.ndarray) for n, x in zip(needs, xs, strict=True)):
+                    continue
+                got = prim.transposed(prim, ct, arrays, y, node.avals, needs, od)
+                want = E.fast_vjp(prim, ct, arrays, y, node.avals, needs, od)
+                for g, w in zip(got, want, strict=True):
+                    assert (g is None) == (w is None), (name, case, needs)
+                    if w is not None:
+                        assert g.dtype == w.dtype and g.shape == w.shape, (name, case, needs)
+                        np.testing.assert_array_equal(g, w, err_msg=f"{name} {case} {needs}")
+                used += 1
+    if not used:
+        pytest.skip(f"{name} is not defined for these inputs")
+
+
+def test_generated_transpose_takes_the_hot_case_itself(monkeypatch):
+    calls = []
+    real = E.fast_vjp
+    fn = E.PRIMS["multiply"].transposed
+    monkeypatch.setitem(fn.__globals__, "fast_vjp", lambda *a: calls.append(1) or real(*a))
+    node, arrays, y = _recorded(E.PRIMS["multiply"], [np.array([0.3, 0.5]), np.array([0.6, 0.2])])
+    od = node.out_avals[0][1]
+    fn(E.PRIMS["multiply"], np.ones(2), arrays, y, node.avals, [True, True], od)
+    assert calls == []  # real, same dtypes: the generated code alone
+    node, arrays, y = _recorded(E.PRIMS["multiply"], [np.array([0.3, 0.5]), np.array([0.6, 0.2])
+                                                      + 0j])
+    od = node.out_avals[0][1]
+    fn(E.PRIMS["multiply"], np.ones(2) + 0j, arrays, y, node.avals, [True, True], od)
+    assert calls == [1]  # complex: the general rule (it conjugates)
