@@ -479,3 +479,39 @@ def test_a_slice_nodes_hooks_see_its_dense_cotangent_and_kept_grads_stay():
     np.testing.assert_array_equal(seen[0], [0.0, 2.0, 2.0, 2.0])
     np.testing.assert_array_equal(kept[0].numpy(), [4.0, 6.0, 6.0, 3.0])
     np.testing.assert_array_equal(x.grad.numpy(), [4.0, 6.0, 6.0, 3.0])
+
+
+def test_a_cotangent_read_by_two_terms_is_not_written_for_one():
+    # sin's rule hands its fresh cotangent on to the subtraction, which passes it to
+    # x ** 2 and negates it for x ** 3: the negation must not be written into it
+    x0, v0 = np.array([0.3, -0.7, 1.2]), np.array([1.0, 0.5, -2.0])
+    u, du, ddu = x0**2 - x0**3, 2 * x0 - 3 * x0**2, 2 - 6 * x0
+    with da.dual_level():
+        xd = da.make_dual(da.tensor(x0, requires_grad=True), da.tensor(v0))
+        (g,) = da.grad(dnp.sum(dnp.sin(xd**2 - xd**3)), xd)
+        p, t = da.unpack_dual(g)
+    np.testing.assert_allclose(p.numpy(), np.cos(u) * du, rtol=1e-13)
+    np.testing.assert_allclose(t.numpy(), (-np.sin(u) * du**2 + np.cos(u) * ddu) * v0,
+                               rtol=1e-13)
+
+
+def test_a_negated_cotangent_leaves_the_users_grad_outputs_and_hooks_alone():
+    x0 = np.array([0.5, 2.0])
+    with da.dual_level():
+        xd = da.make_dual(da.tensor(x0, requires_grad=True), da.tensor([1.0, -1.0]))
+        tt = da.tensor([3.0, 4.0])
+        gd = da.make_dual(da.tensor([1.0, 2.0]), tt) + 0.0  # flat: its tangent is tt's
+        # (sin's cotangent for x, first, is the engine's: the subtraction's is not)
+        (g,) = da.grad([1.0 - xd, dnp.sin(xd)], xd, grad_outputs=[gd, da.tensor(np.ones(2))])
+        np.testing.assert_allclose(da.unpack_dual(g).tangent.numpy(),
+                                   [-3.0 - np.sin(0.5), -4.0 + np.sin(2.0)], rtol=1e-14)
+        np.testing.assert_array_equal(da.unpack_dual(gd).primal.numpy(), [1.0, 2.0])
+        np.testing.assert_array_equal(tt.numpy(), [3.0, 4.0])
+        # a hook keeps sin's cotangent for 1 - x; the subtraction then negates its own
+        y = dnp.sin(1.0 - xd)
+        kept = []
+        y.grad_fn.register_hook(lambda gi, go: kept.append(gi[0]))
+        (g,) = da.grad(dnp.sum(y), xd)
+        p, t = da.unpack_dual(kept[0])
+    np.testing.assert_allclose(p.numpy(), np.cos(1.0 - x0), rtol=1e-14)
+    np.testing.assert_allclose(t.numpy(), np.sin(1.0 - x0) * [1.0, -1.0], rtol=1e-14)

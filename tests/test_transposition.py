@@ -66,6 +66,7 @@ def _held(ts):
     return [(a, a.copy()) for a in _arrays_of(ts)]
 
 
+@pytest.mark.parametrize("mine", [False, True])
 @pytest.mark.parametrize("shape", [(3, 4), ()])
 @pytest.mark.parametrize("first_only", [False, True])
 @pytest.mark.parametrize("ct_dual", [False, True])
@@ -73,10 +74,12 @@ def _held(ts):
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128])
 @pytest.mark.parametrize("name", FORMULA_PRIMS)
 def test_elementwise_transpose_in_place_equals_the_product(name, dtype, x_dual, ct_dual,
-                                                           first_only, shape, monkeypatch):
-    # the transpose writes ct * conj(c_i) into a coefficient its formula made fresh; it
-    # must give what the product gives, bit for bit, and write nothing any Tensor it read
-    # holds ("b" is the saved operand itself, "y" the output, "y + 1" passes y's tangent)
+                                                           first_only, shape, mine,
+                                                           monkeypatch):
+    # the transpose writes ct * conj(c_i) into a coefficient its formula made fresh (and
+    # into ct when the caller gives it: mine); it must give what the product gives, bit
+    # for bit, and write nothing else any Tensor it read holds ("b" is the saved operand
+    # itself, "y" the output, "y + 1" passes y's tangent on)
     from dualad.reverse import transpose as T
 
     prim = E.PRIMS[name]
@@ -103,18 +106,24 @@ def test_elementwise_transpose_in_place_equals_the_product(name, dtype, x_dual, 
                   for t in ts]
         y = prim(*ts)
         node = y.grad_fn
-        ct = da.tensor(r.standard_normal(shape).astype(dtype))
-        if ct_dual:  # a flat dual, as the forward fast path makes them
-            ct = da.make_dual(ct, da.tensor(r.standard_normal(shape).astype(dtype))) * 1.0
+        c0 = r.standard_normal(shape).astype(dtype)
+        c1 = r.standard_normal(shape).astype(dtype)
+
+        def cotangent():  # a new one per call: with mine, the rule may write into it
+            ct = da.tensor(c0)
+            # (a flat dual, as the forward fast path makes them)
+            return da.make_dual(ct, da.tensor(c1)) * 1.0 if ct_dual else ct
+
         needs = [True] + [not first_only] * (prim.nin - 1)
         with da.no_grad():
             primals, out = node._unpack()
-            held = _held([ct, out, *primals])
-            got = elementwise_t(prim.coefs, ct, primals, out, node.avals, needs)
+            ct = cotangent()
+            held = _held([out, *primals] if mine else [ct, out, *primals])
+            got = elementwise_t(prim.coefs, ct, primals, out, node.avals, needs, mine)
             for a, before in held:
                 np.testing.assert_array_equal(a, before)
             monkeypatch.setattr(T, "_times_fresh", lambda *args: None)
-            want = elementwise_t(prim.coefs, ct, primals, out, node.avals, needs)
+            want = elementwise_t(prim.coefs, cotangent(), primals, out, node.avals, needs)
         for g, w in zip(got, want, strict=True):
             if w is None:
                 assert g is None

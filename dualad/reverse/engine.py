@@ -19,7 +19,7 @@ from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
 from ..forward_ad import _with_nb
-from .graph import AccumulateGrad, edge_of, flat_parts, tensors
+from .graph import AccumulateGrad, Given, edge_of, flat_parts, fresh, tensors
 from .transpose import Scatter
 
 
@@ -140,8 +140,10 @@ def run(
         while heap:
             node = pop(heap)[1]
             grads = buf.pop(node)
-            if own:  # given away now: never written again
-                for nr in range(len(grads)):
+            mine = False
+            if own:  # given away now: only its node's rule may still write into it
+                mine = own.pop((node, 0), None) is grads[0] and not create_graph
+                for nr in range(1, len(grads)):
                     own.pop((node, nr), None)
             if need is None:
                 needs = None
@@ -157,7 +159,7 @@ def run(
                 if needs is None:
                     needs = [e is not None for e in edges]
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                    node.vjp(grads, needs)
+                    node.vjp(grads, needs, mine and len(grads) == 1)
                 for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
                     if n and r is not None:
                         _add_to(buf, heap, e[0], e[1], r, own)
@@ -183,20 +185,25 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
     if a is None:
         if c.__class__ is Scatter:
             c = own[node, nr] = c.dense()
+        elif c.__class__ is Given:
+            c = own[node, nr] = c.c
         slot[nr] = c
         return
     key = (node, nr)
+    new = c.__class__ is Given
+    if new:
+        c = c.c
     if own.get(key) is a and _add_into(a, c):
         return
     if c.__class__ is Scatter:
-        c = c.dense()
-        if _add_into(c, a):  # (a + c == c + a, elementwise)
-            slot[nr] = own[key] = c
-            return
+        c, new = c.dense(), True
+    if new and _add_into(c, a):  # c is ours, a is not: a + c == c + a, elementwise
+        slot[nr] = own[key] = c
+        return
     s = a + c
     if isinstance(s, np.generic):  # 0-d + 0-d is a scalar
         s = np.asarray(s)
-    if _fresh(s, a, c):
+    if fresh(s, a, c):
         own[key] = s
     slot[nr] = s
 
@@ -241,18 +248,6 @@ def _add_into(acc: Any, c: Any) -> bool:
     return True
 
 
-def _fresh(s: Any, a: Any, c: Any) -> bool:
-    """Whether the sum ``s = a + c`` holds only arrays it allocated (no view, no operand's)."""
-    parts, pa, pc = flat_parts(s), flat_parts(a), flat_parts(c)
-    if parts is None or pa is None or pc is None:  # (an operand's inner arrays are unseen)
-        return False
-    for x in parts[:2]:
-        if x is not None and (x.base is not None or x is pa[0] or x is pa[1] or x is pc[0]
-                              or x is pc[1]):
-            return False
-    return True
-
-
 def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
               own: dict[Any, Any], retain: bool) -> None:
@@ -291,8 +286,9 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     if True not in needs:
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
-    if node.hooks:
-        res = [r.dense() if r.__class__ is Scatter else r for r in res]  # hooks see Tensors
+    if node.hooks:  # hooks see Tensors, and may keep them
+        res = [r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
+               for r in res]
         for fn in list(node.hooks.values()):
             r = fn(tuple(res), tuple(grads))
             if r is not None:

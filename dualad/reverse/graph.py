@@ -252,11 +252,13 @@ class Node:
         wanted = [i for i, n in enumerate(needs) if n]
         return all(i in prim.linear for i in wanted) and (prim.joint or len(wanted) == 1)
 
-    def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
+    def vjp(self, cts: list[Any], needs: list[bool], mine: bool = False) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
 
         A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
-        recorded); then so may the results.
+        recorded); then so may the results. ``mine``: nothing but this call holds the
+        cotangent's arrays (the engine's own sum), so the rule may write into them; a
+        result wrapped as ``Given`` is held by nothing else either.
         """
         if self.prim is sliced and self.nbs is None:
             r = scatter_t(cts[0], self.params["idx"], self.avals[0])
@@ -275,7 +277,8 @@ class Node:
         primals, out = self._unpack()
         if fast is not None and self.nbs is None and cts[0] is not None:
             # the elementwise program is known: transpose it without tracing it
-            res = elementwise_t(self.prim.coefs, cts[0], primals, out, self.avals, needs)
+            res = elementwise_t(self.prim.coefs, cts[0], primals, out, self.avals, needs,
+                                mine, True)
             for i, n in enumerate(needs):
                 if n and res[i] is None:
                     res[i] = _zeros_for(cts, self.avals[i])
@@ -306,6 +309,16 @@ def tensors(cts: list[Any]) -> list[Any]:
 _ndarray = np.ndarray
 
 
+class Given:
+    """A cotangent made by the rule that returns it, held by nothing else: the engine
+    takes it as its own (see ``engine._add_to``)."""
+
+    __slots__ = ("c",)
+
+    def __init__(self, c: Any) -> None:
+        self.c = c
+
+
 def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
     """``(primal, tangent, kind)`` of a cotangent held as arrays, not recorded and not
     batched: a bare array (kind -1, no tangent), a plain Tensor (kind 0, no tangent) or a
@@ -319,6 +332,24 @@ def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
     if c._level < D.LIN and c._p is None and c._t.__class__ is _ndarray:
         return c._data, c._t, c._level
     return None
+
+
+def fresh(s: Any, *ops: Any) -> bool:
+    """Whether ``s``, computed from ``ops``, holds only arrays it allocated: no view, no
+    array of an operand."""
+    parts = flat_parts(s)
+    if parts is None:
+        return False
+    seen = []
+    for o in ops:
+        po = flat_parts(o)
+        if po is None:  # (an operand's inner arrays are unseen)
+            return False
+        seen += po[:2]
+    for x in parts[:2]:
+        if x is not None and (x.base is not None or any(x is y for y in seen)):
+            return False
+    return True
 
 
 def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:

@@ -47,33 +47,58 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
 
 
 def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
-                  needs: Any) -> list[Any]:
+                  needs: Any, mine: bool = False, wrap: bool = False) -> list[Any]:
     """The transpose of an elementwise JVP ``sum_i t_i * c_i`` at the saved values.
 
     This is what tracing the rule and transposing its program gives (``_mul_t`` per
     term, the broadcast summed out, the dtype fitted), written out once for the whole
     family, on Tensors: cotangents that are dual, batched or recorded go through it.
+    ``mine``: nothing else holds ``ct``'s arrays, so the one term that reads it may write
+    into them; ``wrap``: a result nothing else holds comes back as ``graph.Given``.
     """
+    users = 0
+    for f, need in zip(coefs, needs, strict=True):
+        if need and f != 0:
+            users += 1
+    take = mine and users == 1 and not D._state.grad and _writable(graph.flat_parts(ct))
     res: list[Any] = []
     for f, need, aval in zip(coefs, needs, avals, strict=True):
         if not need or f == 0:  # (a zero derivative: the caller fills in zeros)
             res.append(None)
             continue
         shape, dtype = aval
-        if f == 1 or f == -1:
-            c = ct if f == 1 else -ct
+        if f == 1:
+            c, made = ct, take
+        elif f == -1:
+            if take:
+                for a in graph.flat_parts(ct)[:2]:
+                    if a is not None:
+                        np.negative(a, out=a)
+                c, made = ct, True
+            else:
+                c = -ct
+                made = graph.fresh(c, ct)
         else:
             k = _conj(E._coef(f(*primals, out), out))
-            c = _times_fresh(ct, k, primals, out)
-            if c is None:
+            c = _times_fresh(ct, k, primals, out, take)
+            made = c is not None
+            if not made:
                 c = ct * k
-        res.append(fit_dtype(unbroadcast(c, shape), dtype))
+        r = fit_dtype(unbroadcast(c, shape), dtype)
+        res.append(graph.Given(r) if wrap and made and r is c else r)
     return res
 
 
-def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any) -> Any:
+def _writable(parts: Any) -> bool:
+    """Whether ``graph.flat_parts``' arrays may be written (a 0-d one made from a NumPy
+    scalar is read-only)."""
+    return parts is not None and all(a is None or a.flags.writeable for a in parts[:2])
+
+
+def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False) -> Any:
     """``ct * k`` written into the arrays of ``k`` when the coefficient is a fresh
-    temporary (made by its formula, seen by nothing else); None otherwise.
+    temporary (made by its formula, seen by nothing else), and of ``ct`` too with
+    ``take`` (nothing else holds it); None otherwise.
 
     ``k`` must hold only arrays it allocated: none of them a view, or an array of the
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
@@ -91,23 +116,23 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any) -> Any:
             k1 is not None and (k1.shape != c0.shape or k1.dtype != c0.dtype)) or (
             c1 is not None and c1.dtype != c0.dtype):
         return None
-    for a in (k0, k1):
-        if a is not None and (a.base is not None or not a.flags.writeable):
-            return None
+    if k0.base is not None or (k1 is not None and k1.base is not None) or not _writable(kp):
+        return None
     seen = _arrays_of((ct, out, *primals))
     if any(k0 is a or (k1 is not None and k1 is a) for a in seen) or k0 is k1:
         return None
     if k1 is None:
         if c1 is None:  # plain * plain
             return D._wrap(np.multiply(c0, k0, out=k0), 0)
-        t = np.multiply(c1, k0, out=np.empty_like(k0))  # (an array, even 0-d)
+        # dual * plain
+        t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
         return E._flat(lc, np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
         return E._flat(lk, np.multiply(c0, k0, out=k0), np.multiply(c0, k1, out=k1))
     # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
-    p = np.multiply(c0, k0, out=np.empty_like(k0))
-    np.multiply(c1, k0, out=k0)
     np.multiply(c0, k1, out=k1)
+    p = np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
+    np.multiply(c1, k0, out=k0)
     return E._flat(lk, p, np.add(k0, k1, out=k1))
 
 
