@@ -387,35 +387,41 @@ def test_invariant_one_rule_per_primitive():
 # -- in-place accumulation: the engine writes only into sums it made itself ---------------
 
 
+_BIG = 1 << 15  # the engine takes a sum as its own from 2**14 elements (engine._OWN_MIN)
+
+
 def test_accumulation_leaves_the_users_grad_outputs_alone():
     # the user's grad_outputs reaches x three times (y = x + x + x): the first sum is a
     # new array, and only that one takes the third cotangent in place
-    x = da.tensor(np.arange(4.0), requires_grad=True)
-    g0 = np.array([1.0, -2.0, 3.0, 0.5])
-    g = da.tensor(g0)
-    (gx,) = da.grad(x + x + x, x, grad_outputs=g)
-    np.testing.assert_array_equal(gx.numpy(), 3 * g0)
-    np.testing.assert_array_equal(g.numpy(), g0)
+    for n in (4, _BIG):
+        x = da.tensor(np.arange(float(n)), requires_grad=True)
+        g0 = np.random.default_rng(0).standard_normal(n)
+        g = da.tensor(g0)
+        (gx,) = da.grad(x + x + x, x, grad_outputs=g)
+        np.testing.assert_array_equal(gx.numpy(), g0 + g0 + g0)
+        np.testing.assert_array_equal(g.numpy(), g0)
 
 
 def test_accumulation_leaves_a_passed_on_tangent_alone():
     # dual + plain passes the dual's tangent on: that sum is not the engine's to write
-    x = da.tensor(np.arange(3.0), requires_grad=True)
-    tt = da.tensor([1.0, 2.0, 3.0])
+    n = _BIG
+    x = da.tensor(np.arange(float(n)), requires_grad=True)
+    t0 = np.arange(1.0, n + 1)
+    tt = da.tensor(t0)
     with da.dual_level():
-        gd = da.make_dual(da.tensor(np.ones(3)), tt) + 0.0  # its tangent is tt's array
-        gd2 = da.make_dual(da.tensor(np.ones(3)), da.tensor(np.full(3, 10.0))) * 1.0
-        gp = da.tensor(np.full(3, 2.0))
+        gd = da.make_dual(da.tensor(np.ones(n)), tt) + 0.0  # its tangent is tt's array
+        gd2 = da.make_dual(da.tensor(np.ones(n)), da.tensor(np.full(n, 10.0))) * 1.0
+        gp = da.tensor(np.full(n, 2.0))
         (r,) = da.grad([x, x, x], x, grad_outputs=[gd, gp, gd2])
         p, t = da.unpack_dual(r)
         (r2,) = da.grad([x, x, x], x, grad_outputs=[gp, gp, gd2])  # plain, then dual
         p2, t2 = da.unpack_dual(r2)
-    np.testing.assert_array_equal(tt.numpy(), [1.0, 2.0, 3.0])
-    np.testing.assert_array_equal(p.numpy(), np.full(3, 4.0))
-    np.testing.assert_array_equal(t.numpy(), [11.0, 12.0, 13.0])
-    np.testing.assert_array_equal(p2.numpy(), np.full(3, 5.0))
-    np.testing.assert_array_equal(t2.numpy(), np.full(3, 10.0))
-    np.testing.assert_array_equal(gp.numpy(), np.full(3, 2.0))
+    np.testing.assert_array_equal(tt.numpy(), t0)
+    np.testing.assert_array_equal(p.numpy(), np.full(n, 4.0))
+    np.testing.assert_array_equal(t.numpy(), t0 + 10.0)
+    np.testing.assert_array_equal(p2.numpy(), np.full(n, 5.0))
+    np.testing.assert_array_equal(t2.numpy(), np.full(n, 10.0))
+    np.testing.assert_array_equal(gp.numpy(), np.full(n, 2.0))
 
 
 def test_a_slices_cotangent_is_not_added_into_the_users_grad_outputs():

@@ -142,7 +142,8 @@ def run(
             grads = buf.pop(node)
             mine = False
             if own:  # given away now: only its node's rule may still write into it
-                mine = own.pop((node, 0), None) is grads[0] and not create_graph
+                mine = own.pop((node, 0), None) is grads[0] and len(grads) == 1 and \
+                    not create_graph
                 for nr in range(1, len(grads)):
                     own.pop((node, nr), None)
             if need is None:
@@ -159,7 +160,7 @@ def run(
                 if needs is None:
                     needs = [e is not None for e in edges]
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                    node.vjp(grads, needs, mine and len(grads) == 1)
+                    node.vjp(grads, needs, mine)
                 for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
                     if n and r is not None:
                         _add_to(buf, heap, e[0], e[1], r, own)
@@ -172,9 +173,11 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
             own: dict[Any, Any]) -> None:
     """Accumulate cotangent ``c`` for output ``nr`` of ``node``; schedule it on first use.
 
-    A sum the engine made itself (``own``) is seen by nothing else until the node runs,
-    so later cotangents are added into it in place; every other cotangent may be the
-    user's, a saved value, another slot's or a read-only seed, and is never written.
+    A cotangent the engine holds alone (``own``: a sum it made, a slice written out, a
+    rule's ``Given``) is seen by nothing else until the node runs, so later cotangents
+    are added into it in place, and the node's rule gets it as its own; every other
+    cotangent may be the user's, a saved value, another slot's or a read-only seed, and
+    is never written.
     """
     slot = buf.get(node)
     if slot is None:
@@ -183,9 +186,10 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
         slot = buf[node] = [None] * n_out
     a = slot[nr]
     if a is None:
-        if c.__class__ is Scatter:
+        cls = c.__class__
+        if cls is Scatter:
             c = own[node, nr] = c.dense()
-        elif c.__class__ is Given:
+        elif cls is Given:
             c = own[node, nr] = c.c
         slot[nr] = c
         return
@@ -203,9 +207,12 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
     s = a + c
     if isinstance(s, np.generic):  # 0-d + 0-d is a scalar
         s = np.asarray(s)
-    if fresh(s, a, c):
+    if (s if s.__class__ is np.ndarray else s._data).size >= _OWN_MIN and fresh(s, a, c):
         own[key] = s
     slot[nr] = s
+
+
+_OWN_MIN = 1 << 14  # below this, a new sum costs less than checking that one is ours
 
 
 def _add_into(acc: Any, c: Any) -> bool:

@@ -260,10 +260,6 @@ class Node:
         cotangent's arrays (the engine's own sum), so the rule may write into them; a
         result wrapped as ``Given`` is held by nothing else either.
         """
-        if self.prim is sliced and self.nbs is None:
-            r = scatter_t(cts[0], self.params["idx"], self.avals[0])
-            if r is not None:  # the engine adds it into the input's cotangent
-                return [r]
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
             c = cts[0]
@@ -273,6 +269,10 @@ class Node:
                 if arrays is not None:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
                                 self.out_avals[0][1])
+        elif self.prim is sliced and self.nbs is None:
+            r = scatter_t(cts[0], self.params["idx"], self.avals[0])
+            if r is not None:  # the engine adds it into the input's cotangent
+                return [r]
         cts = tensors(cts)
         primals, out = self._unpack()
         if fast is not None and self.nbs is None and cts[0] is not None:
