@@ -142,7 +142,8 @@ def run(
             grads = buf.pop(node)
             mine = False
             if own:  # given away now: only its node's rule may still write into it
-                mine = own.pop((node, 0), None) is grads[0] and len(grads) == 1 and \
+                o = own.pop((node, 0), None)
+                mine = o is not None and o is grads[0] and len(grads) == 1 and \
                     not create_graph
                 for nr in range(1, len(grads)):
                     own.pop((node, nr), None)
