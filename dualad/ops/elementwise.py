@@ -311,6 +311,18 @@ def _parts(a: Any) -> Any:
     return x, t._data, t._nb
 
 
+def _operand(a: Any, L: int) -> Any:
+    """(array, tangent or None, batch axes) of one operand at level L: a dual there, or a
+    constant (a Python scalar, an array, an untracked Tensor); None if tracked below."""
+    if a.__class__ is not Tensor:
+        return a, None, 0
+    if a._level == L:
+        return _parts(a)
+    if a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
+        return None
+    return a._data, None, 0
+
+
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable.
 
@@ -318,21 +330,11 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     the general bookkeeping (each primitive's ``fast`` is the one for its arity)."""
     arrays, tans = [], []
     for a in args:
-        if a.__class__ is Tensor:
-            if a._level == L:
-                parts = _parts(a)
-                if parts is None or parts[2]:
-                    return None
-                arrays.append(parts[0])
-                tans.append(parts[1])
-            elif a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
-                return None
-            else:
-                arrays.append(a._data)
-                tans.append(None)
-        else:
-            arrays.append(a)
-            tans.append(None)
+        o = _operand(a, L)
+        if o is None or o[2]:  # (batched: only the unary and binary rules align axes)
+            return None
+        arrays.append(o[0])
+        tans.append(o[1])
     y = prim.impl(*arrays)
     acc = None
     for t, f in zip(tans, prim.kernels, strict=True):
@@ -395,40 +397,11 @@ _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
 def _fast_binary(prim: Any, args: Any, L: int) -> Any:
-    a, b = args
-    nb = 0
-    if a.__class__ is Tensor:
-        if a._level == L:
-            if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
-                xa, ga = a._data, a._t
-            else:
-                parts = _parts(a)
-                if parts is None:
-                    return None
-                xa, ga, nb = parts
-        elif a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
-            return None
-        else:
-            xa, ga = a._data, None
-    else:
-        xa, ga = a, None
-    if b.__class__ is Tensor:
-        if b._level == L:
-            if b._p is None and b._t.__class__ is _ndarray:
-                xb, gb = b._data, b._t
-            else:
-                parts = _parts(b)
-                if parts is None:
-                    return None
-                xb, gb, nbb = parts
-                if nbb > nb:
-                    nb = nbb
-        elif b._level or b._nb or (b._rg and _grad.grad and _grad.tangent_grad):
-            return None
-        else:
-            xb, gb = b._data, None
-    else:
-        xb, gb = b, None
+    pa, pb = _operand(args[0], L), _operand(args[1], L)
+    if pa is None or pb is None:
+        return None
+    (xa, ga, na), (xb, gb, nbb) = pa, pb
+    nb = na if na > nbb else nbb
     return _binary_tangent(prim, xa, ga, xb, gb, nb, prim.impl(xa, xb), L)
 
 
