@@ -326,8 +326,9 @@ def _operand(a: Any, L: int) -> Any:
 def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable.
 
-    ``_fast_unary`` and ``_fast_binary`` are the same rule for one and two inputs without
-    the general bookkeeping (each primitive's ``fast`` is the one for its arity)."""
+    ``_fast_unary`` and ``_fast_binary`` are the same rule for one and two inputs (they
+    align batched tangents too); each formula primitive's ``fast`` is generated from its
+    formulas for the hot case and hands the rest to the rule for its arity."""
     arrays, tans = [], []
     for a in args:
         o = _operand(a, L)
@@ -348,14 +349,10 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
 
 
 def _fast_unary(prim: Any, args: Any, L: int) -> Any:
-    a = args[0]
-    if a._p is None and a._t.__class__ is _ndarray:  # flat: _parts, inlined
-        x, g, nb = a._data, a._t, 0
-    else:
-        parts = _parts(a)
-        if parts is None:
-            return None
-        x, g, nb = parts
+    parts = _parts(args[0])
+    if parts is None:
+        return None
+    x, g, nb = parts
     return _unary_tangent(prim, x, g, nb, prim.impl(x), L)
 
 
@@ -667,6 +664,7 @@ def _coef_src(src: str) -> str:
 
 
 def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
+    """The array transpose of one formula primitive (see above)."""
     if len(srcs) > 2 or "0" in srcs:
         return fast_vjp
     terms = "".join(_TRANSPOSED_TERM.format(i=i, coef=_coef_src(src)) for i, src in enumerate(srcs))
