@@ -10,6 +10,22 @@ import dualad.numpy as dnp
 from dualad.ops import elementwise as E
 
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
+
+
+def _takes(name, dtype):
+    """Whether NumPy's function of the primitive is defined for ``dtype``."""
+    prim = E.PRIMS[name]
+    try:
+        with np.errstate(all="ignore"):
+            prim.impl(*(np.full(3, 0.5, dtype),) * prim.nin)
+    except TypeError:
+        return False
+    return True
+
+
+def _cases(dtypes):
+    return [pytest.param(n, d, id=f"{n}-{d}") for n in _FORMULA_PRIMS for d in dtypes
+            if _takes(n, d)]
 _GENERAL = {1: E._fast_unary, 2: E._fast_binary}
 
 
@@ -31,17 +47,11 @@ def _operands(dtype):
     ]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])
-@pytest.mark.parametrize("name", _FORMULA_PRIMS)
+@pytest.mark.parametrize(("name", "dtype"), _cases(["float64", "float32", "complex128"]))
 def test_generated_fast_path_equals_the_general_one(name, dtype):
     # Each formula primitive's forward fast path is generated from its formulas; for
     # every operand kind it must give exactly what the general array rule gives.
     prim = E.PRIMS[name]
-    try:
-        with np.errstate(all="ignore"):
-            prim.impl(*(np.full(3, 0.5, dtype),) * prim.nin)
-    except TypeError:
-        pytest.skip(f"NumPy's {name} is not defined for {dtype}")
     kinds = _operands(dtype)
     combos = [(k,) for k in kinds[:3]] if prim.nin == 1 else [
         (a, b) for a in kinds for b in kinds if "dual" in a[0] or "dual" in b[0]]
@@ -106,10 +116,10 @@ _T_CASES = {  # input values per arity: same shapes, broadcasting, mixed precisi
 }
 
 
-@pytest.mark.parametrize("complex_", [False, True], ids=["real", "complex"])
-@pytest.mark.parametrize("name", _FORMULA_PRIMS)
-def test_generated_transpose_equals_the_general_one(name, complex_):
+@pytest.mark.parametrize(("name", "dtype"), _cases(["float64", "complex128"]))
+def test_generated_transpose_equals_the_general_one(name, dtype):
     prim = E.PRIMS[name]
+    complex_ = dtype == "complex128"
     used = 0
     for case, xs in _T_CASES[prim.nin]:
         if complex_:
@@ -133,8 +143,7 @@ def test_generated_transpose_equals_the_general_one(name, complex_):
                         assert g.dtype == w.dtype and g.shape == w.shape, (name, case, needs)
                         np.testing.assert_array_equal(g, w, err_msg=f"{name} {case} {needs}")
                 used += 1
-    if not used:
-        pytest.skip(f"{name} is not defined for these inputs")
+    assert used  # the comparison ran
 
 
 def test_generated_transpose_takes_the_hot_case_itself(monkeypatch):
