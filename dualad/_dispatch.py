@@ -178,11 +178,14 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         elif _inference[0] and _state.inference:
             _mark_inference(t)
         return t
-    if top and not rg and top < LIN and prim.fast is not None:
-        # the forward fast path, first: a dual level and nothing to record
+    if top and top < LIN and prim.fast is not None and (
+            not rg or not _state.grad or not _state.tangent_grad):
+        # the forward fast path: a dual level, and no tangent to record
         out = prim.fast(prim, args, top)  # the same rule on arrays; None if it does not apply
         if out is not None:
-            if _inference[0] and _state.inference:
+            if rg and _state.grad:
+                hooks["record"](prim, args, out, params)  # the primal alone
+            elif _inference[0] and _state.inference:
                 _mark_inference(out)
             return out
     if prim.nondiff:
@@ -193,17 +196,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         out = _plain(prim, args, params, nb, None)
     elif top >= LIN:
         return hooks["linear"](prim, args, params)
-    else:
-        fast = prim.fast
-        out = None
-        # (without rg, the fast path was tried above)
-        if rg and fast is not None and not (_inference[0] and _state.inference) and (
-                not _state.grad or not _state.tangent_grad):
-            out = fast(prim, args, top)
-            if out is not None and not _state.grad:
-                return out  # nothing below the level is tracked: nothing to record or mark
-        if out is None:
-            out = _dual(prim, args, params, top, True)
+    else:  # (the fast path was tried above, where it may run)
+        out = _dual(prim, args, params, top, True)
     if rg and _state.grad:
         hooks["record"](prim, args, out, params)
     elif _inference[0] and _state.inference:

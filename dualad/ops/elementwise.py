@@ -370,14 +370,7 @@ def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
             tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
         else:
             tt = g * k
-    if nb:
-        return _dual_of(L, y, tt, nb)
-    # unbatched: the tangent already has the primal's shape; only 0-d results come back
-    # as NumPy scalars
-    tt = tt if tt.__class__ is _ndarray else np.asarray(tt)
-    if tt.dtype != y.dtype:
-        tt = tt.astype(y.dtype)
-    return _flat(L, y if y.__class__ is _ndarray else np.asarray(y), tt)
+    return _dual_of(L, y, tt, nb)
 
 
 def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
@@ -450,8 +443,9 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
         y = np.asarray(y)
-    if tt.__class__ is not _ndarray or (tt.shape != y.shape if not nb else
-                                        tt.shape[nb:] != y.shape):
+    if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars)
+        tt = np.asarray(tt)
+    if tt.shape != y.shape if not nb else tt.shape[nb:] != y.shape:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
@@ -555,13 +549,19 @@ def _specialized_fast(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
             operand_b=_OPERAND.format(T="B", x="b", g="gb"))
     else:
         return fast_jvp
-    ns = dict(np_namespace, impl=fn, Tensor=Tensor, _ndarray=_ndarray, _new=_new,
-              _INPLACE_MIN=_INPLACE_MIN, _fast_unary=_fast_unary, _fast_binary=_fast_binary,
-              _unary_tangent=_unary_tangent, _binary_tangent=_binary_tangent)
-    exec(compile(code, f"<dualad fast path: {name}>", "exec"), ns)  # noqa: S102
-    fn_ = ns[f"fast_{name}"]
-    fn_.source = code  # what was generated, for reading
-    return fn_
+    return _compiled(code, f"fast_{name}", impl=fn, Tensor=Tensor, _new=_new,
+                     _INPLACE_MIN=_INPLACE_MIN, _fast_unary=_fast_unary,
+                     _fast_binary=_fast_binary, _unary_tangent=_unary_tangent,
+                     _binary_tangent=_binary_tangent)
+
+
+def _compiled(code: str, fname: str, **names: Any) -> Any:
+    """The function ``fname`` that ``code`` defines, over the array formulas' names."""
+    ns = dict(np_namespace, _ndarray=_ndarray, **names)
+    exec(compile(code, f"<dualad {fname}>", "exec"), ns)  # noqa: S102
+    fn = ns[fname]
+    fn.source = code  # what was generated, for reading
+    return fn
 
 
 def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
@@ -670,11 +670,7 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
     terms = "".join(_TRANSPOSED_TERM.format(i=i, coef=_coef_src(src)) for i, src in enumerate(srcs))
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
-    ns = dict(np_namespace, _ndarray=_ndarray, fast_vjp=fast_vjp, _ct_finish=_ct_finish)
-    exec(compile(code, f"<dualad array transpose: {name}>", "exec"), ns)  # noqa: S102
-    fn_ = ns[f"transposed_{name}"]
-    fn_.source = code
-    return fn_
+    return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish)
 
 
 AVAL_LEVEL = (1 << 60) + 1
