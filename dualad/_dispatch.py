@@ -5,8 +5,10 @@ one derivative rule, the JVP. Linear primitives also carry a transpose rule
 (in ``dualad.reverse.transpose``) and a batching rule; they are the only code
 that knows about transposition and batched tangents (DESIGN §2).
 
-``apply(prim, *args, **params)`` has three paths, chosen by the highest
-*level* among the Tensor arguments:
+``apply(prim, *args, **params)`` first offers the call to ``prim.hot``, if the
+primitive has one (the elementwise family's common cases, generated from its
+formulas: see ``ops/elementwise.py``). Otherwise it has three paths, chosen by
+the highest *level* among the Tensor arguments:
 
 * level 0 (plain): evaluate ``prim.impl`` on the arrays, and record a reverse
   node if grad mode is on and an input requires grad;
@@ -37,6 +39,7 @@ LIN = 1 << 60  # symbolic linear placeholder (reverse mode tracing a JVP rule)
 AVAL = LIN + 1  # shape/dtype stand-in for a value a rule did not declare it reads
 
 live: set[int] = set()  # live dual levels
+known: set[int] = {LIN, AVAL}  # the levels apply accepts: live ones, LIN and AVAL (one test)
 stack: list[int] = []  # live levels, innermost last
 batched: set[int] = set()  # live levels that carry batched tangents
 
@@ -72,7 +75,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
         "linear", "joint", "nondiff", "view", "multi", "fast", "boundary", "simple",
-        "transposed", "arity",
+        "transposed", "arity", "hot",
     )
 
     _FLAGS = ("nondiff", "view", "multi", "boundary")
@@ -115,6 +118,7 @@ class Primitive:
         self.transposed: Callable[..., Any] | None = None  # its transpose on arrays, if known
         self.boundary = False  # changes the number of batch axes: always use ``batch``
         self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
+        self.hot: Callable[..., Any] | None = None  # ``hot(prim, args)``: see apply
 
     def bad_call(self, args: Any, params: dict[str, Any]) -> None:
         """Raise for a call that breaks ``arity``: the wrong number of arrays, or keywords."""
@@ -132,6 +136,11 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
 
     This is also every primitive's ``__call__``, so calling one costs a single frame.
     """
+    hot = prim.hot
+    if hot is not None and not params:
+        out = hot(prim, args)  # the common cases, generated for this primitive; else None
+        if out is not None:
+            return out
     if prim.arity is not None and (params or len(args) != prim.arity):
         prim.bad_call(args, params)
     top = 0
@@ -141,7 +150,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         if a.__class__ is Tensor:
             lv = a._level
             if lv:
-                if lv < LIN and lv not in live:
+                if lv not in known:  # a level that exited
                     return apply(prim, *[strip(x) for x in args], **params)
                 if lv > top:
                     top = lv

@@ -51,6 +51,7 @@ def enter_dual_level() -> int:
     """
     lvl = next(_ids)
     D.live.add(lvl)
+    D.known.add(lvl)
     D.stack.append(lvl)
     return lvl
 
@@ -66,6 +67,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
         )
     lvl = D.stack.pop()
     D.live.discard(lvl)
+    D.known.discard(lvl)
     D.batched.discard(lvl)
 
 

@@ -1,12 +1,11 @@
-"""The elementwise family's generated fast paths (ops/elementwise.py): each formula
-primitive's forward rule and array transpose are written from its formula strings for
-the hot case; they must give exactly what the general array rules give, everywhere."""
+"""The elementwise family's generated code (ops/elementwise.py): each formula
+primitive's hot path and array transpose are written from its formula strings for the
+common cases; they must give exactly what the general rules give, everywhere."""
 
 import numpy as np
 import pytest
 
 import dualad as da
-import dualad.numpy as dnp
 from dualad.ops import elementwise as E
 
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
@@ -26,11 +25,10 @@ def _takes(name, dtype):
 def _cases(dtypes):
     return [pytest.param(n, d, id=f"{n}-{d}") for n in _FORMULA_PRIMS for d in dtypes
             if _takes(n, d)]
-_GENERAL = {1: E._fast_unary, 2: E._fast_binary}
 
 
 def _operands(dtype):
-    """Operand kinds a formula primitive's fast path meets: (name, make(level) -> arg)."""
+    """Operand kinds a formula primitive's hot path meets: (name, make(level) -> arg)."""
     rng = np.random.default_rng(7)
     x = (0.2 + 0.6 * rng.random(3)).astype(dtype)
     t = rng.standard_normal(3).astype(dtype)
@@ -42,33 +40,47 @@ def _operands(dtype):
         ("python float", lambda L: 0.7),
         ("python int", lambda L: 2),
         ("plain tensor", lambda L: da.tensor(x[::-1].copy())),
+        ("0-d tensor", lambda L: da.tensor(x[1])),
+        ("requires grad", lambda L: da.tensor(x[::-1].copy(), requires_grad=True)),
         ("float64 array", lambda L: np.linspace(0.3, 0.6, 3)),
         ("int array", lambda L: np.array([1, 2, 3])),
     ]
 
 
+_TAKEN = ("dual", "dual column", "plain tensor", "0-d tensor", "requires grad")  # by hot
+
+
 @pytest.mark.parametrize(("name", "dtype"), _cases(["float64", "float32", "complex128"]))
-def test_generated_fast_path_equals_the_general_one(name, dtype):
-    # Each formula primitive's forward fast path is generated from its formulas; for
-    # every operand kind it must give exactly what the general array rule gives.
+def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
+    # Each formula primitive's hot path is generated from its formulas; for every operand
+    # kind it takes, it must give exactly what apply's general way gives.
     prim = E.PRIMS[name]
+    hot = prim.hot
     kinds = _operands(dtype)
-    combos = [(k,) for k in kinds[:3]] if prim.nin == 1 else [
-        (a, b) for a in kinds for b in kinds if "dual" in a[0] or "dual" in b[0]]
+    combos = [(k,) for k in kinds if k[0] in _TAKEN + ("make_dual",)] if prim.nin == 1 else [
+        (a, b) for a in kinds for b in kinds if a[0] in _TAKEN or b[0] in _TAKEN]
     used = 0
     for combo in combos:
+        what = f"{name}{tuple(k for k, _ in combo)}"
         with da.dual_level() as L, np.errstate(all="ignore"):
             args = tuple(make(L) for _, make in combo)
+            got = hot(prim, args)
+            monkeypatch.setattr(prim, "hot", None)
             try:
-                want = _GENERAL[prim.nin](prim, args, L)
+                want = prim(*args)  # the general way
             except TypeError:  # not defined for these dtypes (NumPy refuses, e.g. complex)
+                assert got is None, what
                 continue
-            got = prim.fast(prim, args, L)
-        what = f"{name}{tuple(k for k, _ in combo)}"
-        assert (got is None) == (want is None), what
-        if want is None:
+            finally:
+                monkeypatch.undo()
+        kinds_in = {k for k, _ in combo}
+        duals = kinds_in & {"dual", "dual column", "make_dual"}
+        if "make_dual" in kinds_in or (duals and "requires grad" in kinds_in):
+            assert got is None, what  # nested or tracked duals: the general way alone
             continue
-        assert got._level == want._level, what  # a dual, or plain for a zero derivative
+        assert got is not None, what
+        assert got._level == want._level and got._rg == want._rg, what
+        assert (got.grad_fn is None) == (want.grad_fn is None), what
         for part in ("_data", "_t") if want._level else ("_data",):
             g, w = getattr(got, part), getattr(want, part)
             assert g.dtype == w.dtype and g.shape == w.shape, what
@@ -77,22 +89,52 @@ def test_generated_fast_path_equals_the_general_one(name, dtype):
     assert used  # the comparison ran
 
 
-def test_generated_fast_path_takes_the_hot_case_itself(monkeypatch):
+def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
+    sin = E.PRIMS["sin"]
     calls = []
-    for fn in ("_fast_unary", "_unary_tangent", "_fast_binary", "_binary_tangent"):
-        real = getattr(E, fn)
-        monkeypatch.setitem(E.PRIMS["sin"].fast.__globals__, fn,
-                            lambda *a, _f=real, _n=fn: calls.append(_n) or _f(*a))
+    real = E._unary_tangent
+    monkeypatch.setitem(sin.hot.__globals__, "_unary_tangent",
+                        lambda *a: calls.append(1) or real(*a))
     with da.dual_level():
-        x = dnp.sin(da.make_dual(da.tensor([0.3, 0.4]), da.tensor([1.0, 2.0])))
-        assert calls == ["_fast_unary"]  # make_dual's dual is not flat: the general rule
-        dnp.sin(x)
-        assert calls == ["_fast_unary"]  # a small flat dual: the generated code alone
-        big = dnp.sin(da.make_dual(da.tensor(np.full(E._INPLACE_MIN, 0.3)),
-                                   da.tensor(np.ones(E._INPLACE_MIN))))
-        calls.clear()
-        dnp.sin(big)
-        assert calls == ["_unary_tangent"]  # large: the general tangent (written in place)
+        x = da.make_dual(da.tensor([0.3, 0.4]), da.tensor([1.0, 2.0]))
+        assert sin.hot(sin, (x,)) is None  # make_dual's dual is not flat: apply's general way
+        y = sin(x)
+        assert sin.hot(sin, (y,)) is not None and calls == []  # small, flat: generated alone
+        big = sin(da.make_dual(da.tensor(np.full(E._INPLACE_MIN, 0.3)),
+                               da.tensor(np.ones(E._INPLACE_MIN))))
+        assert sin.hot(sin, (big,)) is not None
+        assert calls == [1]  # large: the general tangent (written in place)
+    assert sin.hot(sin, (da.tensor([0.3]),)) is not None  # plain
+    assert sin.hot(sin, (np.array([0.3]),)) is None  # not a Tensor: apply's general way
+
+
+def test_generated_hot_path_leaves_the_rest_to_the_general_way():
+    mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
+    x, t = np.array([0.3, 0.4]), np.array([1.0, 2.0])
+    with da.dual_level() as L1:
+        a = E._flat(L1, x, t)
+        with da.dual_level() as L2:
+            b = E._flat(L2, x, t)
+            assert mul.hot(mul, (a, b)) is None and mul.hot(mul, (b, a)) is None  # two levels
+    assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None  # exited levels
+    batched = E._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
+    assert sin.hot(sin, (batched,)) is None
+    assert mul.hot(mul, (batched, da.tensor(x))) is None
+    assert mul.hot(mul, (da.tensor(x), batched)) is None
+    with pytest.raises(TypeError, match="takes 2 array argument"):
+        mul(da.tensor(x), da.tensor(x), da.tensor(x))  # (hot declines: apply's own error)
+
+
+@pytest.mark.parametrize("n", [2, E._INPLACE_MIN], ids=["small", "large"])
+def test_generated_hot_path_marks_inference_outputs(n):
+    sin, mul = E.PRIMS["sin"], E.PRIMS["multiply"]
+    x = np.full(n, 0.3)
+    with da.dual_level() as L:
+        d = E._flat(L, x, np.ones(n))
+        with da.inference_mode():
+            outs = [sin(d), mul(d, 2.0), mul(d, d), sin(da.tensor(x)), mul(da.tensor(x), 2.0)]
+        assert all(o.is_inference() for o in outs)
+        assert not sin(d).is_inference() and not sin(da.tensor(x)).is_inference()
 
 
 def _recorded(prim, xs):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dispatch as _D
 from .. import grad_mode as _gm
 from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
@@ -272,7 +273,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.ufunc = fn
     p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
-    p.fast = _specialized_fast(name, fn, srcs)
+    p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
+    p.hot = _specialized_hot(name, fn, srcs)
     p.transposed = _specialized_transposed(name, srcs)
     return p
 
@@ -298,7 +300,7 @@ def _parts(a: Any) -> Any:
     otherwise."""
     p = a._p
     if p is not None:
-        if p._level or p._nb or (p._rg and _grad.grad and _grad.tangent_grad):
+        if p._level or p._nb or (p._rg and _state.grad and _state.tangent_grad):
             return None
         x = p._data
     else:
@@ -306,7 +308,7 @@ def _parts(a: Any) -> Any:
     t = a._t
     if t.__class__ is _ndarray:
         return x, t, 0
-    if t._level or (t._rg and _grad.grad and _grad.tangent_grad):
+    if t._level or (t._rg and _state.grad and _state.tangent_grad):
         return None
     return x, t._data, t._nb
 
@@ -318,7 +320,7 @@ def _operand(a: Any, L: int) -> Any:
         return a, None, 0
     if a._level == L:
         return _parts(a)
-    if a._level or a._nb or (a._rg and _grad.grad and _grad.tangent_grad):
+    if a._level or a._nb or (a._rg and _state.grad and _state.tangent_grad):
         return None
     return a._data, None, 0
 
@@ -327,8 +329,8 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable.
 
     ``_fast_unary`` and ``_fast_binary`` are the same rule for one and two inputs (they
-    align batched tangents too); each formula primitive's ``fast`` is generated from its
-    formulas for the hot case and hands the rest to the rule for its arity."""
+    align batched tangents too); each formula primitive's ``hot`` (generated from its
+    formulas) takes the commonest case before ``apply`` gets this far."""
     arrays, tans = [], []
     for a in args:
         o = _operand(a, L)
@@ -464,13 +466,30 @@ def _flat(L: int, y: Any, tt: Any) -> Tensor:
     return d
 
 
-# -- the forward fast path, generated per primitive from its formulas -------------------
+# -- the hot path, generated per primitive from its formulas --------------------------
 #
-# For the hot case — flat duals and untracked constants, a small result — each formula
-# primitive gets its own function, written from the same formula strings as its JVP: the
-# coefficient is computed inline (no kernel call, no kernel dispatch) and the result built
-# in place of ``_flat``. Anything else (nested or batched duals, large arrays, dtype
-# casts, broadcast tangents) goes on to the general ``_fast_unary`` / ``_fast_binary``.
+# ``apply`` first offers a call to the primitive's ``hot`` function: for the hot cases —
+# plain Tensors (recorded if one requires grad), and flat duals at one live level with
+# untracked constants, a small result — it does all of ``apply``'s work in one frame,
+# with the coefficient written inline from the same formula strings as the JVP. It
+# returns None for anything else (keywords, nested or batched duals, other levels, a
+# dual that requires grad), and ``apply`` takes the general way; a large or cast
+# tangent goes to the general array rule with the primal already computed.
+
+_PLAIN_RESULT = """
+        d = _new(Tensor)
+        d._data = y
+        d._level = 0
+        d._nb = 0
+        d._rg = False
+        d._node = None
+        d._vc = None
+        d._meta = None
+        if rg and _state.grad:
+            _hooks["record"](prim, args, d, {})
+        elif _inference[0] and _state.inference:
+            _mark_inference(d)
+        return d"""
 
 _FLAT_RESULT = """
             d = _new(Tensor)
@@ -483,35 +502,65 @@ _FLAT_RESULT = """
             d._node = None
             d._vc = None
             d._meta = None
+            if _inference[0] and _state.inference:
+                _mark_inference(d)
             return d"""
 
-_UNARY_FAST = """
-def fast_{name}(prim, args, L):
-    A = args[0]
-    if A._p is not None or A._t.__class__ is not _ndarray:
-        return _fast_unary(prim, args, L)
+_UNARY_HOT = """
+def hot_{name}(prim, args):
+    try:
+        (A,) = args
+    except ValueError:  # the wrong number of arguments: apply says so
+        return None
+    if A.__class__ is not Tensor or A._nb:
+        return None
+    L = A._level
     x = A._data
+    if not L:
+        y = impl(x)
+        if y.__class__ is not _ndarray and isinstance(y, _generic):
+            y = _asarray(y)
+        rg = A._rg{plain}
+    if L not in _live or A._rg or A._p is not None or A._t.__class__ is not _ndarray:
+        return None  # (a level that exited, a placeholder, a tracked or nested dual)
     y = impl(x)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
-        if tt.__class__ is _ndarray and tt.dtype is y.dtype:{result}
-    return _unary_tangent(prim, x, A._t, 0, y, L)
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
+    return _marked(_unary_tangent(prim, x, A._t, 0, y, L))
 """
 
 _OPERAND = """
     if {T}.__class__ is Tensor:
-        if {T}._level == L and {T}._p is None and {T}._t.__class__ is _ndarray:
-            {x}, {g} = {T}._data, {T}._t
-        elif {T}._level or {T}._rg or {T}._nb:
-            return _fast_binary(prim, args, L)
+        if {T}._nb:
+            return None
+        {x} = {T}._data
+        {L} = {T}._level
+        if {L}:
+            if {L} not in _live or {T}._rg or {T}._p is not None or {T}._t.__class__ is not _ndarray:
+                return None
+            {g} = {T}._t
         else:
-            {x}, {g} = {T}._data, None
+            {g} = None
     else:
-        {x}, {g} = {T}, None"""
+        {x}, {g}, {L} = {T}, None, 0"""
 
-_BINARY_FAST = """
-def fast_{name}(prim, args, L):
-    A, B = args{operand_a}{operand_b}
+_BINARY_HOT = """
+def hot_{name}(prim, args):
+    try:
+        A, B = args
+    except ValueError:  # the wrong number of arguments: apply says so
+        return None{operand_a}{operand_b}
+    L = LA or LB
+    if not L:
+        y = impl(a, b)
+        if y.__class__ is not _ndarray and isinstance(y, _generic):
+            y = _asarray(y)
+        rg = (A.__class__ is Tensor and A._rg) or (B.__class__ is Tensor and B._rg){plain}
+    if (LA and LB and LA != LB) or (
+            not LA and A.__class__ is Tensor and A._rg) or (
+            not LB and B.__class__ is Tensor and B._rg):
+        return None
     y = impl(a, b)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
@@ -519,9 +568,16 @@ def fast_{name}(prim, args, L):
         elif ga is None:
             tt = {tb}
         else:{tab}
-        if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{result}
-    return _binary_tangent(prim, a, ga, b, gb, 0, y, L)
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{flat}
+    return _marked(_binary_tangent(prim, a, ga, b, gb, 0, y, L))
 """
+
+
+def _marked(out: Any) -> Any:
+    """``out``, marked as made in inference mode if it was (``apply``'s last step)."""
+    if _inference[0] and _state.inference:
+        _D._mark_inference(out)
+    return out
 
 
 def _term_src(src: str, g: str) -> str:
@@ -529,12 +585,11 @@ def _term_src(src: str, g: str) -> str:
     return {"0": "None", "1": g, "-1": f"-{g}"}.get(src, f"{g} * ({src})")
 
 
-def _specialized_fast(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
-    """The forward fast path of one formula primitive (see above)."""
+def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
+    """The hot path of one formula primitive of one or two inputs (see above)."""
     if len(srcs) == 1:
-        if srcs[0] == "0":
-            return _fast_unary
-        code = _UNARY_FAST.format(name=name, tt=_term_src(srcs[0], "A._t"), result=_FLAT_RESULT)
+        code = _UNARY_HOT.format(name=name, tt=_term_src(srcs[0], "A._t"), plain=_PLAIN_RESULT,
+                                 flat=_FLAT_RESULT)
     elif len(srcs) == 2:
         ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
         if ta == "None" or tb == "None":
@@ -543,16 +598,18 @@ def _specialized_fast(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
             # each coefficient first) decides
             tab = (f"\n            ta = {ta}\n            tb = {tb}\n            tt = ta + tb"
                    " if ta.dtype is y.dtype and tb.dtype is y.dtype else None")
-        code = _BINARY_FAST.format(
-            name=name, ta=ta, tb=tb, tab=tab, result=_FLAT_RESULT,
-            operand_a=_OPERAND.format(T="A", x="a", g="ga"),
-            operand_b=_OPERAND.format(T="B", x="b", g="gb"))
+        code = _BINARY_HOT.format(
+            name=name, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT, flat=_FLAT_RESULT,
+            operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA"),
+            operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB"))
     else:
-        return fast_jvp
-    return _compiled(code, f"fast_{name}", impl=fn, Tensor=Tensor, _new=_new,
-                     _INPLACE_MIN=_INPLACE_MIN, _fast_unary=_fast_unary,
-                     _fast_binary=_fast_binary, _unary_tangent=_unary_tangent,
-                     _binary_tangent=_binary_tangent)
+        return None
+    return _compiled(code, f"hot_{name}", impl=fn, Tensor=Tensor, _new=_new,
+                     _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
+                     _binary_tangent=_binary_tangent, _marked=_marked,
+                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
+                     _state=_state, _inference=_inference, _hooks=_D.hooks,
+                     _mark_inference=_D._mark_inference)
 
 
 def _compiled(code: str, fname: str, **names: Any) -> Any:
@@ -629,7 +686,7 @@ def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
 # -- the array transpose, generated per primitive from its formulas --------------------
 #
 # The engine's fast lane (a bare-array cotangent, real dtypes) for each formula
-# primitive, written from the formula strings as the forward fast path is: the
+# primitive, written from the formula strings as its hot path is: the
 # coefficient inline, ``ct * c_i`` (no conj: real), kept when it already has the input's
 # shape and dtype. A coefficient in another dtype, complex values and batched
 # cotangents go on to ``fast_vjp``.
@@ -682,7 +739,8 @@ def _wrap_array(c: Any) -> Any:
 
 _new = object.__new__
 _ndarray = np.ndarray
-_grad = _gm.state
+_state = _gm.state
+_inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 
 
 PRIMS: dict[str, Ufunc] = {}
