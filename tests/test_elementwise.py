@@ -60,10 +60,13 @@ def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
     combos = [(k,) for k in kinds if k[0] in _TAKEN + ("make_dual",)] if prim.nin == 1 else [
         (a, b) for a in kinds for b in kinds if a[0] in _TAKEN or b[0] in _TAKEN]
     used = 0
+    if prim.nin == 2:  # f(x, x): one object twice
+        combos += [(k, ("same", None)) for k in kinds if k[0] in _TAKEN]
     for combo in combos:
         what = f"{name}{tuple(k for k, _ in combo)}"
         with da.dual_level() as L, np.errstate(all="ignore"):
-            args = tuple(make(L) for _, make in combo)
+            args = tuple(make(L) for _, make in combo if make is not None)
+            args = args * 2 if combo[-1][0] == "same" else args
             got = hot(prim, args)
             monkeypatch.setattr(prim, "hot", None)
             try:

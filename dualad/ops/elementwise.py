@@ -585,6 +585,18 @@ def _term_src(src: str, g: str) -> str:
     return {"0": "None", "1": g, "-1": f"-{g}"}.get(src, f"{g} * ({src})")
 
 
+def _normal(src: str, swap: bool = False) -> str:
+    """A two-input formula as normalized text, with ``a`` and ``b`` exchanged if ``swap``."""
+    tree = ast.parse(src, mode="eval")
+    for n in ast.walk(tree):
+        if swap and isinstance(n, ast.Name) and n.id in ("a", "b"):
+            n.id = "b" if n.id == "a" else "a"
+    return ast.unparse(tree)
+
+
+_INDENT = " " * 12  # (of the generated terms)
+
+
 def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
     """The hot path of one formula primitive of one or two inputs (see above)."""
     if len(srcs) == 1:
@@ -596,8 +608,13 @@ def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
             tab = f"\n            tt = {tb if ta == 'None' else ta}"
         else:  # each term in the output's dtype already, or the general rule (which casts
             # each coefficient first) decides
-            tab = (f"\n            ta = {ta}\n            tb = {tb}\n            tt = ta + tb"
-                   " if ta.dtype is y.dtype and tb.dtype is y.dtype else None")
+            both = "tt = ta + tb if ta.dtype is y.dtype and tb.dtype is y.dtype else None"
+            tab = f"\n{_INDENT}ta = {ta}\n{_INDENT}tb = {tb}\n{_INDENT}{both}"
+            if _normal(srcs[0], swap=True) == _normal(srcs[1]) and ta != "ga":
+                # f(x, x) of a symmetric f: the two terms are equal (bit for bit)
+                tab = (f"\n{_INDENT}ta = {ta}\n{_INDENT}if A is B:\n{_INDENT}    tt = ta + ta"
+                       f" if ta.dtype is y.dtype else None\n{_INDENT}else:\n{_INDENT}    tb = {tb}"
+                       f"\n{_INDENT}    {both}")
         code = _BINARY_HOT.format(
             name=name, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT, flat=_FLAT_RESULT,
             operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA"),
