@@ -140,6 +140,37 @@ def test_generated_hot_path_marks_inference_outputs(n):
         assert not sin(d).is_inference() and not sin(da.tensor(x)).is_inference()
 
 
+_BINARY = [n for n in _FORMULA_PRIMS if E.PRIMS[n].nin == 2]
+
+
+@pytest.mark.parametrize("name", _BINARY)
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
+                         ids=["f64", "f32-f64"])
+def test_blocked_sum_of_terms_equals_the_whole_array_one(name, dtypes, monkeypatch):
+    # Large binary tangents add their second term a block at a time; the values must be
+    # the whole-array sum's, including the last, partial block.
+    prim = E.PRIMS[name]
+    n = 2 * E._BLOCK + 7
+    rng = np.random.default_rng(3)
+    a, b = ((0.2 + rng.random(n)).astype(d) for d in dtypes)
+    ga, gb = (rng.standard_normal(n).astype(d) for d in dtypes)
+    done = []
+    real = E._add_term
+    monkeypatch.setattr(E, "_add_term", lambda *args: done.append(real(*args)) or done[-1])
+    with da.dual_level() as L, np.errstate(all="ignore"):
+        try:
+            y = prim.impl(a, b)
+        except TypeError:  # not defined for these dtypes
+            pytest.skip(f"NumPy's {name} does not take {dtypes}")
+        got = E._binary_tangent(prim, a, ga, b, gb, 0, y, L)
+        monkeypatch.setattr(E, "_add_term", lambda *args: False)
+        want = E._binary_tangent(prim, a, ga, b, gb, 0, y, L)
+    fa, fb = prim.kernels  # a formula's term added into a fresh first term: blocks
+    assert any(done) == (fb.__class__ is not int and not (fa.__class__ is int and fa in (0, 1)))
+    assert got._t.dtype == want._t.dtype
+    np.testing.assert_array_equal(got._t, want._t)
+
+
 def _recorded(prim, xs):
     """(node, arrays, y) of ``prim`` recorded on inputs ``xs`` (Tensors that require grad
     for arrays, the value itself for Python scalars)."""

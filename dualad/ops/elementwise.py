@@ -408,6 +408,10 @@ def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: A
     if ga is not None:
         acc = _term(fa, ga, xa, xb, y)
     if gb is not None:
+        if acc is not None and acc is not ga and acc.__class__ is _ndarray and \
+                acc.size >= _INPLACE_MIN and acc.base is None and acc.shape == np.shape(y) \
+                and _add_term(acc, fb, gb, xa, xb, y):
+            return _dual_of(L, y, acc, nb)  # (acc: fresh, of the output's shape, ours)
         term = _term(fb, gb, xa, xb, y)
         if acc is None:
             acc = term
@@ -421,6 +425,30 @@ def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: A
     if acc is None:
         return _wrap(y, 0)
     return _dual_of(L, y, acc, nb)
+
+
+def _add_term(acc: Any, f: Any, g: Any, xa: Any, xb: Any, y: Any) -> bool:
+    """``acc += g * f(a, b, y)``, a block at a time: the term's temporary is one block, in
+    the cache, not a second array of the whole size (an allocation and a pass through
+    memory fewer). ``acc`` is ours: fresh, of the output's shape. False, and ``acc``
+    untouched, unless every operand has that shape in C order and the term the output's
+    dtype; the values are those of ``acc + term``, elementwise the same operations."""
+    if f.__class__ is int or acc.dtype is not y.dtype or not acc.flags.c_contiguous:
+        return False
+    for v in (g, xa, xb):
+        if v.__class__ is not _ndarray or v.shape != acc.shape or not v.flags.c_contiguous:
+            return False
+    a, g, xa, xb, y = (v.reshape(-1) for v in (acc, g, xa, xb, y))
+    for i in range(0, a.size, _BLOCK):
+        j = i + _BLOCK
+        t = _term(f, g[i:j], xa[i:j], xb[i:j], y[i:j])
+        if t.dtype is not acc.dtype:  # (the same in every block: only the first can fail)
+            return False
+        np.add(a[i:j], t, out=a[i:j])
+    return True
+
+
+_BLOCK = 1 << 15  # elements: one block's temporary stays in the cache (and off mmap)
 
 
 def _term(f: Any, g: Any, xa: Any, xb: Any, y: Any) -> Any:
