@@ -1015,6 +1015,55 @@ def test_forward_jacobian_identity_seed_selects_exactly(chunk_size):
             assert np.isnan(A(got)).any()
 
 
+@pytest.mark.parametrize("chunk_size", [None, 3])
+def test_a_seed_times_a_vector_is_a_diagonal_that_matmul_scales_rows_by(chunk_size, monkeypatch):
+    # The first elementwise op a whole identity seed meets makes diag(k); matmul's batch
+    # rule then scales rows instead of running a GEMM against it: the Jacobian of the
+    # loop over basis vectors, bit for bit (up to the sign of zeros), both directions
+    from dualad.ops import linear
+
+    scaled = []
+    real = linear._rows_scaled
+    monkeypatch.setattr(linear, "_rows_scaled",
+                        lambda m, d: scaled.append(real(m, d) is not None) or real(m, d))
+    r = rng(104)
+    W = r.standard_normal((5, 4))
+    x, u = r.standard_normal(4), r.standard_normal(5)
+    cases = [("forward-mode", lambda x: W @ np.tanh(x), x),  # forward: diag at tanh, then W @
+             ("reverse-mode", lambda x: np.tanh(W @ x), x),  # reverse: diag at tanh, then @ W
+             ("reverse-mode", lambda u: np.sin(u @ W), u)]
+    for strategy, f, at in cases:
+        for inf in (False, True):
+            Wk = W.copy()
+            if inf:  # a non-finite constant spreads NaN through a GEMM (0 * inf): kept
+                W[1, 2] = np.inf
+            scaled.clear()
+            with np.errstate(invalid="ignore"):
+                got = F.jacobian(f, at, vectorize=True, strategy=strategy, chunk_size=chunk_size)
+                want = F.jacobian(f, at, vectorize=False, strategy=strategy)
+            np.testing.assert_array_equal(A(got), A(want))
+            assert any(scaled) == (not chunk_size and not inf), (strategy, inf)
+            W[...] = Wk
+    # a diagonal that reached the caller and was written into is not one any more
+    M = r.standard_normal((4, 4))
+    xt = da.tensor(x, requires_grad=True)
+    for write in (False, True):
+        J = A(F.jacobian(lambda x: np.tanh(x), x, vectorize=True, strategy="reverse-mode"))
+        assert linear._diagonal_k.get(id(J)) is not None  # (the known diagonal itself)
+        if write:
+            J[0, 1] = 2.0
+        scaled.clear()
+        (got,) = da.grad(xt @ M, xt, da.as_tensor(J), is_grads_batched=True)
+        assert scaled == [not write]
+        np.testing.assert_array_equal(A(got), J @ M.T)
+    # an inf in the vector itself: no diagonal (its product with the seed is NaN off it)
+    with np.errstate(invalid="ignore", over="ignore"):
+        g = lambda x: np.tanh(W @ x) * np.exp(x @ W.T * 1000)
+        np.testing.assert_array_equal(
+            A(F.jacobian(g, x, vectorize=True, strategy="reverse-mode")),
+            A(F.jacobian(g, x, vectorize=False, strategy="reverse-mode")))
+
+
 @pytest.mark.parametrize("strategy", STRATS)
 @pytest.mark.parametrize("n", [1, 3])
 def test_cached_seeds_never_reach_the_caller(strategy, n):

@@ -31,6 +31,7 @@ from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
 from ._util import elementwise_aval, elementwise_batch
+from .linear import seed_product
 
 # name: (ufunc, d/dx)   — x is the input, y the output
 UNARY: dict[str, tuple[Any, str]] = {
@@ -369,7 +370,9 @@ def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
         if k.__class__ is _ndarray:
             if k.dtype is not y.dtype:
                 k = _coef_dtype(k, y.dtype)
-            tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
+            tt = seed_product(g, k) if nb else None  # (a Jacobian's first step: diag(k))
+            if tt is None:
+                tt = _scaled(g, k, x, y) if k.size >= _INPLACE_MIN else g * k
         else:
             tt = g * k
     return _dual_of(L, y, tt, nb)
@@ -706,7 +709,9 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
                 k = _coef_dtype(k, od)
             if k.dtype.kind == "c":
                 k = np.conj(k)
-        c = g * k
+        c = seed_product(g, k) if nb > 0 else None  # (a Jacobian's first step: diag(k))
+        if c is None:
+            c = g * k
     elif f == 1:
         c = g
     elif f == -1:

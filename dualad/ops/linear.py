@@ -367,6 +367,43 @@ def _selected(m: Any, seed: Any) -> Any | None:
     return m.astype(np.result_type(m, seed), order="C")  # a copy: never an alias of m
 
 
+# A seed identity times a vector k along its columns — the first elementwise op a seed
+# meets, forward or in reverse — is diag(k). Known by object too (with its k), it lets
+# matmul's batch rule scale rows instead of running a GEMM against it.
+_diagonals: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+_diagonal_k: collections.OrderedDict[int, Any] = collections.OrderedDict()  # id -> k (recent)
+
+
+def seed_product(g: Any, k: Any) -> Any | None:
+    """``g * k`` as a known diagonal if ``g`` is a seed identity and ``k`` a finite vector
+    along its columns (the same values, up to the sign of off-diagonal zeros; an inf or
+    a NaN would spread into them); else None."""
+    if g.ndim != 2 or g.flags.writeable or _identities.get(id(g)) is not g or \
+            k.__class__ is not np.ndarray or k.shape != g.shape[1:] or not np.isfinite(k).all():
+        return None
+    d = np.zeros(g.shape, np.result_type(g, k))
+    np.fill_diagonal(d, k)
+    _diagonals[id(d)] = d
+    _diagonal_k[id(d)] = k
+    while len(_diagonal_k) > 8:
+        try:  # popitem is one atomic call: safe if threads race here
+            _diagonal_k.popitem(last=False)
+        except KeyError:
+            break
+    return d
+
+
+def _rows_scaled(m: Any, d: Any) -> Any | None:
+    """``d @ m`` for a known diagonal ``d``, as a row scaling (exact where the GEMM is: no
+    inf or NaN in ``m``); None if ``d`` is not one — or no longer is: it may have reached
+    the caller, who may write into it, so its values are checked (cheap beside a GEMM)."""
+    k = _diagonal_k.get(id(d))
+    if k is None or _diagonals.get(id(d)) is not d or not np.isfinite(m).all() or \
+            not np.array_equal(d.diagonal(), k) or np.count_nonzero(d) != np.count_nonzero(k):
+        return None
+    return np.multiply(k[:, None], m, dtype=np.result_type(m, d))
+
+
 def _matmul_batch(arrays: Any, nbs: Any) -> Any:
     (a, b), (na, nbb) = arrays, nbs
     nb = max(na, nbb)
@@ -375,12 +412,16 @@ def _matmul_batch(arrays: Any, nbs: Any) -> Any:
     if kb == 1 and nbb and not na and a.ndim == 2:
         if b.shape[1] == a.shape[1]:
             r = _selected(a.T, b)  # I @ a.T
+            if r is None:
+                r = _rows_scaled(a.T, b)  # diag(k) @ a.T
             if r is not None:
                 return r, nb
         return np.matmul(b, a.T), nb
     if ka == 1 and na and not nbb and b.ndim == 2:
         if a.shape[1] == b.shape[0]:
             r = _selected(b, a)  # I @ b
+            if r is None:
+                r = _rows_scaled(b, a)  # diag(k) @ b
             if r is not None:
                 return r, nb
         return np.matmul(a, b), nb

@@ -279,6 +279,8 @@ def _matmul_t(ct: Any, args: Any) -> list[Any]:
         bc = _conj(b)
         if len(sa) == 1 and len(sb) == 1:
             r = ct * bc
+        elif len(sa) == 1 and len(sb) == 2:  # (n,) @ (n, m): ct @ b.T (as below)
+            r = F.matmul(ct, F.swapaxes(bc, -1, -2))
         elif len(sa) == 1:  # (n,) @ (..., n, m) -> (..., m)
             r = F.matmul(F.expand_dims(ct, -2), F.swapaxes(bc, -1, -2))[..., 0, :]
         elif len(sb) == 1:  # (..., k, n) @ (n,) -> (..., k)
@@ -289,6 +291,8 @@ def _matmul_t(ct: Any, args: Any) -> list[Any]:
     ac = _conj(a)
     if len(sa) == 1 and len(sb) == 1:
         r = ac * ct
+    elif len(sb) == 1 and len(sa) == 2:  # (k, n) @ (n,): ct @ a, where a batch of
+        r = F.matmul(ct, ac)  # cotangents that is a known diagonal scales rows (ops.linear)
     elif len(sb) == 1:  # (..., k, n) @ (n,)
         r = F.matmul(F.swapaxes(ac, -1, -2), F.expand_dims(ct, -1))[..., 0]
     elif len(sa) == 1:  # (n,) @ (..., n, m)
