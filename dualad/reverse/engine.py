@@ -72,23 +72,28 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
     return cts
 
 
-def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]]:
+def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]] | None:
     """Nodes from which some target is reachable (only those run), each with the list of
-    its edges that lead to a target (the inputs whose cotangents are wanted)."""
+    its edges that lead to a target (the inputs whose cotangents are wanted); None when
+    that is every node reached and each of its edges (each leaf reached is a target)."""
     seen: set[Any] = set()
-    nodes = []
     stack = [n for n, _ in roots]
-    pop, push, add, keep = stack.pop, stack.append, seen.add, nodes.append
+    pop, push, add = stack.pop, stack.append, seen.add
+    every = True
     while stack:
         n = pop()
         if n in seen:
             continue
         add(n)
-        keep(n)
-        for e in n.edges:
+        edges = n.edges
+        if not edges and n not in targets:  # a leaf that was not asked for
+            every = False
+        for e in edges:
             if e is not None:
                 push(e[0])
-    nodes.sort(key=_by_seq)  # inputs before outputs: each child is decided before its parents
+    if every:  # (a node has an edge to some input that requires grad: it reaches a leaf)
+        return None
+    nodes = sorted(seen, key=_by_seq)  # inputs before outputs: children before parents
     need: dict[Any, list[bool]] = {}
     for n in nodes:
         needs = []  # (a loop, not a comprehension: this runs once per node)
@@ -136,38 +141,55 @@ def run(
         _add_to(buf, heap, n, nr, c, own)
     pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
+    node = None
     with mode:
-        while heap:
-            node = pop(heap)[1]
-            grads = buf.pop(node)
-            mine = False
-            if own:  # given away now: only its node's rule may still write into it
-                o = own.pop((node, 0), None)
-                mine = o is not None and o is grads[0] and len(grads) == 1 and \
-                    not create_graph
-                for nr in range(1, len(grads)):
-                    own.pop((node, nr), None)
+        while node is not None or heap:
+            if node is None:
+                node = pop(heap)[1]
+                grads = buf.pop(node)
+                mine = False
+                if own:  # given away now: only its node's rule may still write into it
+                    o = own.pop((node, 0), None)
+                    mine = o is not None and o is grads[0] and len(grads) == 1 and \
+                        not create_graph
+                    for nr in range(1, len(grads)):
+                        own.pop((node, nr), None)
             if need is None:
                 needs = None
             else:
                 needs = need.get(node)
                 if needs is None:  # leads to no input that was asked for
+                    node = None
                     continue
+            nxt = None
             if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
                 _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
                           own, retain)
             else:  # the common case, inlined: no hooks, nothing captured here
                 edges = node.edges
                 if needs is None:
-                    needs = [e is not None for e in edges]
+                    needs = _ONE if len(edges) == 1 else [e is not None for e in edges]
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
                     node.vjp(grads, needs, mine)
-                for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
-                    if n and r is not None:
-                        _add_to(buf, heap, e[0], e[1], r, own)
+                if not heap and len(res) == 1 and res[0].__class__ in _PLAIN_CT:
+                    # a chain: nothing else is pending, so the one node this one feeds has
+                    # all its cotangents and runs next, without the heap
+                    nxt, nr = edges[0]
+                    grads = [None] * len(nxt.out_avals)
+                    grads[nr] = res[0]
+                    mine = False
+                else:
+                    for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
+                        if n and r is not None:
+                            _add_to(buf, heap, e[0], e[1], r, own)
             if not retain_graph and node.saved:
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
+            node = nxt
     return got
+
+
+_ONE = (True,)  # the needs of a node with one edge (edges are None only where another is not)
+_PLAIN_CT = frozenset((np.ndarray, Tensor))  # (not a Scatter or Given, which _add_to unpacks)
 
 
 def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: Any,
@@ -183,8 +205,7 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
     slot = buf.get(node)
     if slot is None:
         heapq.heappush(heap, (-node.seq, node))
-        n_out = 1 if node.__class__ is AccumulateGrad else len(node.out_avals)
-        slot = buf[node] = [None] * n_out
+        slot = buf[node] = [None] * len(node.out_avals)
     a = slot[nr]
     if a is None:
         cls = c.__class__
@@ -290,7 +311,7 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
         return
     edges = node.edges
     if needs is None:
-        needs = [e is not None for e in edges]
+        needs = _ONE if len(edges) == 1 else [e is not None for e in edges]
     if True not in needs:
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)

@@ -408,6 +408,7 @@ class AccumulateGrad:
                  "retain", "edges", "__weakref__")
     saved = None  # nothing to release
     hooked = True  # the engine runs leaves through its general path
+    out_avals = (None,)  # one output (the engine counts them)
 
     def _table(self, name: str) -> dict[Any, Any]:
         return getattr(self, name)
