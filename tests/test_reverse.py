@@ -591,3 +591,23 @@ def test_grad_runs_only_the_nodes_that_lead_to_its_inputs():
     y = (a * b).sum()
     da.grad(y, (x, w))  # every leaf asked for: every node runs
     assert sorted(ran) == ["exp", "sin"]
+
+
+def test_a_nodes_hook_tables_are_made_on_first_use():
+    x = da.tensor([0.3, 0.5], requires_grad=True)
+    h = dnp.sin(x)
+    node = h.grad_fn
+    assert not node.hooked
+    node.metadata["tag"] = 1
+    calls = []
+    node.register_prehook(lambda go: calls.append("pre"))
+    node.register_hook(lambda gi, go: calls.append("post"))
+    h.register_hook(lambda g: calls.append("tensor") or g * 2)
+    h.retain_grad()
+    dnp.exp(h).sum().backward()
+    assert node.metadata == {"tag": 1} and calls == ["tensor", "pre", "post"]
+    assert np.allclose(h.grad._data, 2 * np.exp(h._data))
+    assert np.allclose(x.grad._data, 2 * np.exp(h._data) * np.cos(x._data))
+    k = dnp.sin(x)
+    (gk,) = da.grad(dnp.exp(k).sum(), k)  # a node captured, never hooked: it has no tables
+    assert np.allclose(gk._data, np.exp(k._data))

@@ -281,21 +281,22 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
               own: dict[Any, Any], retain: bool) -> None:
     grads = tensors(grads)  # hooks, captures and .grad see Tensors, never bare arrays
-    if node.tensor_pre_hooks:
+    hooked = node.hooked  # (a node captured here may have no hook tables)
+    if hooked and node.tensor_pre_hooks:
         for nr, hooks in node.tensor_pre_hooks.items():
             for fn in list(hooks.values()):
                 if grads[nr] is not None:
                     r = fn(grads[nr])
                     if r is not None:
                         grads[nr] = r
-    if retain and node.retain:
+    if retain and hooked and node.retain:
         for nr, ref in node.retain.items():
             t = ref()
             if t is not None and grads[nr] is not None:
                 g = grads[nr] if create_graph else grads[nr].detach()
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
-    if node.pre_hooks:
+    if hooked and node.pre_hooks:
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
@@ -315,7 +316,7 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     if True not in needs:
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
-    if node.hooks:  # hooks see Tensors, and may keep them
+    if hooked and node.hooks:  # hooks see Tensors, and may keep them
         res = [r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
                for r in res]
         for fn in list(node.hooks.values()):

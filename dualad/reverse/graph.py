@@ -110,8 +110,11 @@ def _modified(node: Node, what: str, now: int, then: int) -> RuntimeError:
     )
 
 
-def _save_output(o: Tensor, nr: int) -> SavedValue:
-    """SavedValue(o, True) for a plain output: its bare array (no Tensor, so no cycle)."""
+def _save_output(o: Tensor, nr: int, plain: bool) -> SavedValue:
+    """SavedValue(o, True, nr); with no saved-tensor hooks, a plain output keeps its bare
+    array (no Tensor, so no cycle)."""
+    if not plain or o._level or o._nb:
+        return SavedValue(o, True, nr)
     sv = _new(SavedValue)
     sv.packed, sv.unpack, sv.nr = o._data, None, nr
     vc = o._vc
@@ -151,9 +154,10 @@ class Node:
     """
 
     __slots__ = (
-        "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq",
-        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "hooked", "_metadata", "custom",
-        "nbs", "__weakref__",
+        "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "hooked",
+        "custom", "nbs", "__weakref__",
+        # the tables: set on first use (by ``_table``), which also sets ``hooked``
+        "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata",
     )
 
     def __init__(self, prim: Any, params: dict[str, Any]) -> None:
@@ -162,9 +166,7 @@ class Node:
     @property
     def metadata(self) -> dict[Any, Any]:
         """A dict for the user's own annotations of this node (torch's ``Node.metadata``)."""
-        if self._metadata is None:
-            self._metadata = {}
-        return self._metadata
+        return self._table("_metadata")
 
     def name(self) -> str:
         return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
@@ -185,7 +187,10 @@ class Node:
         return RemovableHandle(self._table("pre_hooks"), fn)
 
     def _table(self, name: str) -> dict[Any, Any]:
-        self.hooked = True  # the engine looks at hooks only on nodes that ever had one
+        if not self.hooked:  # the engine reads the tables only of nodes that have them
+            self.pre_hooks = self.hooks = self.tensor_pre_hooks = self.retain = \
+                self._metadata = _NOTHING
+            self.hooked = True
         if getattr(self, name) is _NOTHING:
             setattr(self, name, {})
         return getattr(self, name)
@@ -358,9 +363,7 @@ def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
     node.params = params
     node.seq = next(_seq)
     node.saved = _NOTHING  # None once released
-    node.pre_hooks = node.hooks = node.tensor_pre_hooks = node.retain = _NOTHING
-    node.hooked = False
-    node._metadata = None  # made on first use
+    node.hooked = False  # no tables yet (Node._table)
     node.custom = None
     node.nbs = None  # batch ranks of (output, *inputs) in the forward pass, if any
 
@@ -462,13 +465,15 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """Attach a node to ``out`` (the reverse-mode half of ``apply``).
 
     This runs once per recorded op, so it allocates as little as it can: inputs
-    that are all Tensors share one ``consts`` tuple, and a saved input with no
-    version counter yet is kept as the bare Tensor (see ``_saved``).
+    that are all Tensors share one ``consts`` tuple, a saved input with no
+    version counter yet is kept as the bare Tensor (see ``_saved``), and a node
+    that saves nothing shares the empty ``_NOTHING``.
     """
+    reads = prim.reads
+    per_input = reads and reads[0].__class__ is tuple
+    want = () if per_input else reads  # what the node saves: the reads of inputs with edges
     edges: list[Any] = []
     avals: list[Any] = []
-    reads: tuple[Any, ...] = ()
-    per_input = prim.reads and prim.reads[0].__class__ is tuple
     consts = None
     i = 0
     for a in args:
@@ -484,43 +489,45 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     )
                 node_in = inner._node
                 edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
-                if per_input:
-                    if i < len(prim.reads):
-                        reads += prim.reads[i]
-                else:
-                    reads = prim.reads
+                if per_input and i < len(reads):
+                    want += reads[i]
             else:
                 edges.append(None)
         else:
             # a Python scalar is kept as the constant itself; arrays by shape and dtype
-            avals.append(None if a.__class__ in _SCALARS else _aval(a))
+            if consts is None:
+                consts = [_ABSENT] * len(args)
+            if a.__class__ in _SCALARS:
+                consts[i] = a
+                avals.append(None)
+            else:
+                if not hasattr(a, "shape"):
+                    consts[i] = a
+                avals.append(_aval(a))
             edges.append(None)
-            consts = True
         i += 1
     node = _new(Node)
     _init_node(node, prim, params)
     node.edges, node.avals = edges, avals
-    node.consts = (_ABSENTS[i] if i < 8 else _all_absent(i)) if consts is None else [
-        a if a.__class__ in _SCALARS else _ABSENT if a.__class__ is Tensor or hasattr(a, "shape")
-        else a for a in args]
+    node.consts = consts if consts is not None else _ABSENTS[i] if i < 8 else _all_absent(i)
     if prim.multi:
-        outs = out
-        node.out_avals = [(o.shape, o._data.dtype) for o in outs]
+        node.out_avals = [(o.shape, o._data.dtype) for o in out]
+        nb = out[0]._nb
     else:
-        outs = (out,)
         d = out._data
-        node.out_avals = ((d.shape if not out._nb else out.shape, d.dtype),)
-    if outs[0]._nb:
-        node.nbs = [outs[0]._nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
-    if reads:
-        saved = node.saved = {}
+        nb = out._nb
+        node.out_avals = ((d.shape if not nb else out.shape, d.dtype),)
+    if nb:
+        node.nbs = [nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
+    if want:
+        saved = {}
         plain = not saved_hooks.stack
-        for r in reads:
+        for r in want:
             if r in saved:
                 continue
             if r == "out":
-                saved["out"] = [_save_output(o, k) if plain and not o._level and not o._nb
-                                else SavedValue(o, True, k) for k, o in enumerate(outs)]
+                saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
+                    if prim.multi else [_save_output(out, 0, plain)]
             elif r < len(args):
                 a = args[r]
                 if a.__class__ is not Tensor:
@@ -528,8 +535,10 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                         continue  # a Python scalar: kept in consts already
                     a = _make(np.asarray(a))
                 saved[r] = a if plain and a._vc is None else SavedValue(a)
+        if saved:  # (else only scalars were read: nothing to release, as for add)
+            node.saved = saved
     if prim.multi:
-        for k, o in enumerate(outs):
+        for k, o in enumerate(out):
             _set_node(o, node, k)
     elif not out._level:
         out._rg, out._node, out._out_nr = True, node, 0
