@@ -171,12 +171,17 @@ def run(
                     needs = _ONE if len(edges) == 1 else [e is not None for e in edges]
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
                     node.vjp(grads, needs, mine)
-                if not heap and len(res) == 1 and res[0].__class__ in _PLAIN_CT:
-                    # a chain: nothing else is pending, so the one node this one feeds has
-                    # all its cotangents and runs next, without the heap
-                    nxt, nr = edges[0]
-                    grads = [None] * len(nxt.out_avals)
-                    grads[nr] = res[0]
+                k = -1 if heap else 0 if len(res) == 1 else _only(res, needs)
+                if k >= 0 and res[k].__class__ in _PLAIN_CT:
+                    # a chain: nothing else is pending and this node sends one cotangent, so
+                    # the node it feeds has all its cotangents and runs next, without the heap
+                    nxt, nr = edges[k]
+                    n_out = len(nxt.out_avals)
+                    if n_out == len(res) == 1:
+                        grads = res  # (the rule's own list: [ct])
+                    else:
+                        grads = [None] * n_out
+                        grads[nr] = res[k]
                     mine = False
                 else:
                     for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
@@ -186,6 +191,17 @@ def run(
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
             node = nxt
     return got
+
+
+def _only(res: list[Any], needs: Any) -> int:
+    """The position of the one cotangent a node sends on; -1 if it sends none or several."""
+    k = -1
+    for i, r in enumerate(res):
+        if r is not None and needs[i]:
+            if k >= 0:
+                return -1
+            k = i
+    return k
 
 
 _ONE = (True,)  # the needs of a node with one edge (edges are None only where another is not)

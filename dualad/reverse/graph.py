@@ -231,23 +231,22 @@ class Node:
         arrays = [None] * len(consts) if consts.__class__ is tuple else \
             [None if c is _ABSENT else c for c in consts]  # (tuple: the shared all-Tensor one)
         y = None
-        for k, sv in saved.items():
-            if k == "out":
+        for k, sv in saved.items() if saved else ():  # (an empty dict's items cost more)
+            if sv.__class__ is Tensor:  # an input saved bare, at version 0 (the common case)
+                vc = sv._vc
+                if sv._level or sv._nb or (vc is not None and vc[0]):
+                    return None
+                arrays[k] = sv._data
+            elif k == "out":
                 sv = sv[0]
                 y = sv.packed
                 if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
                     return None
-                continue
-            if sv.__class__ is Tensor:  # saved bare, at version 0
-                v, version = sv, 0
             else:
-                v, version = sv.packed, sv.version
-                if sv.unpack is not None:
+                v = sv.packed
+                if sv.unpack is not None or v._level or v._nb or sv.vc[0] != sv.version:
                     return None
-            vc = v._vc
-            if v._level or v._nb or (vc is not None and vc[0] != version):
-                return None
-            arrays[k] = v._data
+                arrays[k] = v._data
         return arrays, y
 
     def _linear_in(self, needs: list[bool]) -> bool:
