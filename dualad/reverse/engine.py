@@ -168,7 +168,7 @@ def run(
             else:  # the common case, inlined: no hooks, nothing captured here
                 edges = node.edges
                 if needs is None:
-                    needs = _ONE if len(edges) == 1 else [e is not None for e in edges]
+                    needs = _ONE if len(edges) == 1 else _every(edges)
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
                     node.vjp(grads, needs, mine)
                 k = -1 if heap else 0 if len(res) == 1 else _only(res, needs)
@@ -204,7 +204,16 @@ def _only(res: list[Any], needs: Any) -> int:
     return k
 
 
-_ONE = (True,)  # the needs of a node with one edge (edges are None only where another is not)
+def _every(edges: list[Any]) -> Any:
+    """The needs of a node whose every edge is wanted (edges are None for constants)."""
+    if len(edges) == 1:
+        return _ONE  # (a node has an edge)
+    if len(edges) == 2:  # (a comprehension costs three times as much)
+        return [edges[0] is not None, edges[1] is not None]
+    return [e is not None for e in edges]
+
+
+_ONE = (True,)
 _PLAIN_CT = frozenset((np.ndarray, Tensor))  # (not a Scatter or Given, which _add_to unpacks)
 
 
@@ -328,7 +337,7 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
         return
     edges = node.edges
     if needs is None:
-        needs = _ONE if len(edges) == 1 else [e is not None for e in edges]
+        needs = _every(edges)
     if True not in needs:
         return
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
