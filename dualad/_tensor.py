@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _backend
+from . import grad_mode as _gm
 
 
 class _Meta:
@@ -65,6 +66,7 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data._data
         _init(self, _backend.asarray(data, dtype=dtype, copy=None))
+        _made(self)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -210,6 +212,12 @@ class Tensor:
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
+        if requires_grad and self._meta is not None and self._meta.inference and \
+                not _gm.state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed; make a clone outside inference mode (t.copy()) and set it on that."
+            )
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point and complex dtype can require gradients "
@@ -310,6 +318,13 @@ def _init(t: Tensor, data: Any) -> None:
 
 
 _new = object.__new__
+
+
+def _made(t: Tensor) -> Tensor:
+    """``t``, new from a factory: an inference tensor if made in inference mode (as torch)."""
+    if _gm.inference_threads[0] and _gm.state.inference:
+        t._meta_().inference = True
+    return t
 
 
 def _make(data: Any) -> Tensor:

@@ -268,8 +268,10 @@ def test_inference_mode_tensors_cannot_be_recorded():
         c = da.tensor([2.0]) * 3
         assert da.is_inference_mode_enabled()
     assert c.is_inference()
-    with pytest.raises(RuntimeError, match="Inference tensors"):
-        _ = x * c.requires_grad_()
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        _ = x * c  # (multiply saves c)
+    with pytest.raises(RuntimeError, match="outside InferenceMode"):
+        c.requires_grad_()
 
 
 
@@ -611,3 +613,77 @@ def test_a_nodes_hook_tables_are_made_on_first_use():
     k = dnp.sin(x)
     (gk,) = da.grad(dnp.exp(k).sum(), k)  # a node captured, never hooked: it has no tables
     assert np.allclose(gk._data, np.exp(k._data))
+
+
+def _node_fields(node):
+    """A recorded node's contents, comparable across two recordings of the same op
+    (the values it keeps by identity, a saved output by its values)."""
+    from dualad.reverse.graph import SavedValue
+
+    def saved(v):
+        if isinstance(v, list):
+            return [(s.nr, s.version, s.packed.tolist()) for s in v]
+        if isinstance(v, SavedValue):
+            return ("saved value", id(v.packed), v.version, v.nr)
+        return ("bare", id(v._data))  # (a constant array is wrapped anew, its data shared)
+
+    consts = [c if isinstance(c, (int, float)) else "absent" for c in node.consts]
+    return (dict(node.params), node.edges, node.avals, consts, node.out_avals, node.nbs,
+            None if node.saved is None else {k: saved(v) for k, v in node.saved.items()})
+
+
+def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
+    # The elementwise hot path records plain unary and binary calls with its own
+    # straight-line code (record1, record2); the node must be the one record makes.
+    from dualad.ops import elementwise as E
+
+    x = da.tensor([0.3, 0.7], requires_grad=True)
+    h = dnp.sin(x)  # a non-leaf
+    c = da.tensor([2.0, 3.0])  # no grad
+    v = da.tensor([0.5, 0.1], requires_grad=True)
+    with da.no_grad():
+        v.mul_(1.0) if hasattr(v, "mul_") else v.__imul__(1.0)  # a version counter exists
+    cases = [
+        ("sin", (x,)), ("sin", (h,)), ("exp", (h,)), ("negative", (h,)), ("tanh", (x,)),
+        ("multiply", (h, h)), ("multiply", (h, 1.5)), ("multiply", (1.5, h)),
+        ("multiply", (h, c)), ("multiply", (c, h)), ("multiply", (h, x)), ("add", (h, 0.5)),
+        ("subtract", (0.5, h)), ("divide", (h, x)), ("multiply", (h, np.array([1.0, 2.0]))),
+        ("multiply", (v, h)), ("sin", (v,)), ("power", (h, 3)),
+    ]
+    for name, args in cases:
+        prim = E.PRIMS[name]
+        got = prim(*args)
+        with monkeypatch.context() as m:
+            m.setattr(prim, "hot", None)
+            want = prim(*args)  # apply's general way: record
+        assert _node_fields(got.grad_fn) == _node_fields(want.grad_fn), (name, args)
+        assert got.grad_fn.prim is want.grad_fn.prim
+        ins = [a for a in args if isinstance(a, da.Tensor) and a.requires_grad]
+        g1 = da.grad(got.sum(), ins, retain_graph=True)  # (h's node is walked each time)
+        g2 = da.grad(want.sum(), ins, retain_graph=True)
+        for a, b in zip(g1, g2, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    with da.inference_mode():
+        t = da.tensor([1.0])
+    t2 = da.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        dnp.multiply(t2, t)  # (record2)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        dnp.multiply(t, t2)
+
+
+def test_factories_in_inference_mode_make_inference_tensors():
+    # as torch: every tensor made inside inference mode is an inference tensor; it cannot
+    # be saved for backward, nor require grad outside the mode
+    with da.inference_mode():
+        made = [da.tensor([1.0]), da.as_tensor(np.ones(2)), da.zeros(2), da.ones_like(np.ones(2)),
+                da.randn(2), da.Tensor([1.0]), da.tensor([1.0], requires_grad=True)]
+    assert all(t.is_inference() for t in made)
+    assert made[-1].requires_grad  # (set inside the mode: allowed)
+    assert not da.tensor([1.0]).is_inference()
+    with pytest.raises(RuntimeError, match="outside InferenceMode"):
+        made[0].requires_grad_()
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        dnp.sin(made[-1])  # (record1)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
+        made[-1] * da.tensor([2.0])

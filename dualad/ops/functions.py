@@ -18,7 +18,7 @@ import numpy as np
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
 from .._dispatch import apply
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _made, _make
 from . import elementwise as E
 from . import linear as L
 from . import reductions as R
@@ -56,7 +56,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """
     if isinstance(data, Tensor):
         data = data._data
-    t = _make(_asarray(data, dtype=dtype, copy=True))
+    t = _made(_make(_asarray(data, dtype=dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -72,12 +72,12 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     """
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
-    return _make(_asarray(data, dtype=dtype, copy=None))
+    return _made(_make(_asarray(data, dtype=dtype, copy=None)))
 
 
 def _factory(fn: Any) -> Any:
     def f(*args: Any, requires_grad: bool = False, **kw: Any) -> Tensor:
-        t = _make(fn(*args, **kw))
+        t = _made(_make(fn(*args, **kw)))
         return t.requires_grad_(True) if requires_grad else t
 
     f.__name__ = fn.__name__
@@ -99,7 +99,7 @@ def _like(fn: Any) -> Any:
         d = a._data if isinstance(a, Tensor) else a
         if isinstance(a, Tensor) and a._nb:
             d = np.broadcast_to(d, d.shape)  # keep the batch axes
-        t = _make(fn(d, dtype=dtype, **kw))
+        t = _made(_make(fn(d, dtype=dtype, **kw)))
         if isinstance(a, Tensor) and a._nb:
             t._nb = a._nb
         return t.requires_grad_(True) if requires_grad else t
@@ -123,14 +123,14 @@ def zeros_like_tangent(p: Any, like: Any) -> Tensor:
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples on [0, 1) from NumPy's global generator, as a Tensor."""
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    t = _make(np.random.random_sample(shape).astype(dtype or np.float64))
+    t = _made(_make(np.random.random_sample(shape).astype(dtype or np.float64)))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples from NumPy's global generator, as a Tensor."""
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-    t = _make(np.random.standard_normal(shape).astype(dtype or np.float64))
+    t = _made(_make(np.random.standard_normal(shape).astype(dtype or np.float64)))
     return t.requires_grad_(True) if requires_grad else t
 
 

@@ -119,12 +119,16 @@ def run(
 ) -> list[Any]:
     roots = [edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
+    again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
     need: dict[Any, list[bool]] | None = None
     if inputs is not None:
         for k, t in enumerate(inputs):
             if not isinstance(t, Tensor) or not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             node, nr = edge_of(t)
+            if (node, nr) in captures:
+                again.append((k, captures[node, nr]))
+                continue
             captures[(node, nr)] = k
             captures[node] = -1  # marks a node with captured outputs
         need = _needed(roots, {key for key in captures if key.__class__ is not tuple})
@@ -162,9 +166,10 @@ def run(
                     node = None
                     continue
             nxt = None
+            ran = True
             if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
-                _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
-                          own, retain)
+                ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf,
+                                heap, own, retain)
             else:  # the common case, inlined: no hooks, nothing captured here
                 edges = node.edges
                 if needs is None:
@@ -187,9 +192,11 @@ def run(
                     for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
                         if n and r is not None:
                             _add_to(buf, heap, e[0], e[1], r, own)
-            if not retain_graph and node.saved:
+            if ran and not retain_graph and node.saved:
                 node.saved = None  # release what it saved (AccumulateGrad saves nothing)
             node = nxt
+    for k, first in again:
+        got[k] = got[first]
     return got
 
 
@@ -304,7 +311,10 @@ def _add_into(acc: Any, c: Any) -> bool:
 
 def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
-              own: dict[Any, Any], retain: bool) -> None:
+              own: dict[Any, Any], retain: bool) -> bool:
+    """The general way through one node (hooks, captures, leaves); whether its rule ran
+    (a captured input that leads to no other one asked for stops there, as in torch,
+    keeping what its node saved)."""
     grads = tensors(grads)  # hooks, captures and .grad see Tensors, never bare arrays
     hooked = node.hooked  # (a node captured here may have no hook tables)
     if hooked and node.tensor_pre_hooks:
@@ -334,12 +344,12 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     if node.__class__ is AccumulateGrad:
         if not capture and grads[0] is not None:
             _accumulate(node.variable, grads[0], create_graph)
-        return
+        return True
     edges = node.edges
     if needs is None:
         needs = _every(edges)
     if True not in needs:
-        return
+        return False
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
     if hooked and node.hooks:  # hooks see Tensors, and may keep them
         res = [r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
@@ -351,6 +361,7 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     for e, r, n in zip(edges, res, needs, strict=True):
         if n and r is not None:
             _add_to(buf, heap, e[0], e[1], r, own)
+    return True
 
 
 def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
@@ -419,9 +430,11 @@ def backward(
     got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph,
               inputs=inputs, capture=inputs is not None)
     if inputs is not None:
+        done = set()
         for t, g in zip(inputs, got, strict=True):
-            if g is None:
+            if g is None or id(D.innermost(t)) in done:  # (an input given twice: once)
                 continue
+            done.add(id(D.innermost(t)))
             if t.is_leaf:
                 _accumulate(D.innermost(t), g, create_graph)
             else:

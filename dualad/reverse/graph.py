@@ -470,7 +470,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """
     reads = prim.reads
     per_input = reads and reads[0].__class__ is tuple
-    want = () if per_input else reads  # what the node saves: the reads of inputs with edges
+    want = None if per_input else reads  # what the node saves: the reads of inputs with edges
     edges: list[Any] = []
     avals: list[Any] = []
     consts = None
@@ -481,15 +481,12 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             avals.append((d.shape if not a._nb else a.shape, d.dtype))
             if a._rg:
                 inner = a if not a._level else D.innermost(a)
-                if inner._meta is not None and inner._meta.inference:
-                    raise RuntimeError(
-                        "Inference tensors cannot be saved for backward. To work around you can "
-                        "make a clone to get a normal tensor and use it in autograd."
-                    )
+                if inner._meta is not None:
+                    _savable(inner)
                 node_in = inner._node
                 edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
-                if per_input and i < len(reads):
-                    want += reads[i]
+                if per_input and i < len(reads) and reads[i]:
+                    want = reads[i] if want is None else want + reads[i]
             else:
                 edges.append(None)
         else:
@@ -527,12 +524,14 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             if r == "out":
                 saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
                     if prim.multi else [_save_output(out, 0, plain)]
-            elif r < len(args):
+            elif r < i:
                 a = args[r]
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:
                         continue  # a Python scalar: kept in consts already
                     a = _make(np.asarray(a))
+                elif a._meta is not None:
+                    _savable(a)
                 saved[r] = a if plain and a._vc is None else SavedValue(a)
         if saved:  # (else only scalars were read: nothing to release, as for add)
             node.saved = saved
@@ -543,6 +542,101 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         out._rg, out._node, out._out_nr = True, node, 0
     else:
         _set_node(out, node, 0)
+
+
+def record1(prim: Any, args: Any, out: Tensor) -> None:
+    """``record`` for the elementwise hot path's unary call: a plain input that requires
+    grad, a plain output. The same node, in straight-line code (this is the reverse
+    chain's cost per op)."""
+    (a,) = args
+    e = _edge_in(a)  # (before the node: a leaf's AccumulateGrad, made now, comes first)
+    node = _node_of(prim, out)
+    node.edges = [e]
+    d = a._data
+    node.avals = [(d.shape, d.dtype)]
+    node.consts = _ABSENTS[1]
+    reads = prim.reads[0]
+    if reads:
+        node.saved = _saved_plain(reads, args, out)
+    out._rg, out._node, out._out_nr = True, node, 0
+
+
+def record2(prim: Any, args: Any, out: Tensor) -> None:
+    """``record`` for the elementwise hot path's binary call: plain inputs (one requires
+    grad) or Python scalars, a plain output; any other constant goes to ``record``."""
+    a, b = args
+    ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
+    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
+        return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
+    reads = ()
+    if ta:
+        d = a._data
+        va = (d.shape, d.dtype)
+        if a._rg:
+            ea = _edge_in(a)
+            reads = prim.reads[0]
+        else:
+            ea = None
+    else:
+        va = ea = None
+    if tb:
+        d = b._data
+        vb = (d.shape, d.dtype)
+        if b._rg:
+            eb = _edge_in(b)
+            reads = prim.reads[1] if not reads else reads + prim.reads[1]
+        else:
+            eb = None
+    else:
+        vb = eb = None
+    node = _node_of(prim, out)  # (after its inputs' nodes: a larger seq is later)
+    node.edges, node.avals = [ea, eb], [va, vb]
+    node.consts = _ABSENTS[2] if ta and tb else [_ABSENT if ta else a, _ABSENT if tb else b]
+    if reads:
+        node.saved = _saved_plain(reads, args, out)
+    out._rg, out._node, out._out_nr = True, node, 0
+
+
+def _node_of(prim: Any, out: Tensor) -> Node:
+    """A new node of ``prim`` with one plain output ``out`` (no params, no batch axes)."""
+    node = _new(Node)
+    _init_node(node, prim, _NOTHING)
+    d = out._data
+    node.out_avals = ((d.shape, d.dtype),)
+    return node
+
+
+def _edge_in(a: Tensor) -> tuple[Any, int]:
+    """The edge to a plain input that requires grad (``edge_of``, checking inference)."""
+    if a._meta is not None:
+        _savable(a)
+    n = a._node
+    return (n, a._out_nr) if n is not None else edge_of(a)
+
+
+def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
+    """What ``record`` saves for ``reads`` of plain inputs and a plain output."""
+    plain = not saved_hooks.stack
+    saved: dict[Any, Any] = {}
+    for r in reads:
+        if r == "out":
+            saved["out"] = [_save_output(out, 0, plain)]
+        else:
+            a = args[r]
+            if a.__class__ is Tensor:  # (a Python scalar is kept in consts)
+                if a._meta is not None:
+                    _savable(a)
+                saved[r] = a if plain and a._vc is None else SavedValue(a)
+    return saved or _NOTHING
+
+
+def _savable(a: Tensor) -> None:
+    """Raise for an inference tensor (made in inference mode): torch's rule."""
+    if a._meta.inference:
+        raise RuntimeError(
+            "Inference tensors cannot be saved for backward. To work around you can "
+            "make a clone to get a normal tensor and use it in autograd."
+        )
 
 
 _ABSENTS: list[tuple[Any, ...]] = []
@@ -570,3 +664,5 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
+D.hooks["record1"] = record1
+D.hooks["record2"] = record2
