@@ -39,7 +39,7 @@ LIN = 1 << 60  # symbolic linear placeholder (reverse mode tracing a JVP rule)
 AVAL = LIN + 1  # shape/dtype stand-in for a value a rule did not declare it reads
 
 live: set[int] = set()  # live dual levels
-known: set[int] = {LIN, AVAL}  # the levels apply accepts: live ones, LIN and AVAL (one test)
+known: set[int] = {LIN, AVAL}  # the levels apply accepts (live ones, LIN, AVAL): one lookup
 stack: list[int] = []  # live levels, innermost last
 batched: set[int] = set()  # live levels that carry batched tangents
 
