@@ -15,7 +15,10 @@ checked against a closed form or a complex-step reference before it is timed;
 a wrong result is flagged with "!".
 
 Times are best-of-N wall-clock (timeit style: warm-up calls, then N repeats of
-a calibrated number of loops). Memory runs in a fresh subprocess per library.
+a calibrated number of loops). The rows that are ratios to NumPy (big JVP, MLP)
+time NumPy and every library in turns, one loop of each per repeat, so that a
+machine whose speed drifts during the row slows them all alike. Memory runs in
+a fresh subprocess per library.
 The script changes no environment variables: thread counts and BLAS kernels are
 whatever the caller's environment gives (a numpy/BLAS line is printed via
 threadpoolctl when installed). Note: where OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
@@ -194,6 +197,28 @@ class Timer:
         return best
 
 
+    def best_interleaved(self, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
+        """Best seconds per call of each fn, timed in turns (each repeat times every fn
+        once), so that a machine whose speed drifts slows them all alike: for ratio rows."""
+        number = {}
+        for k, fn in fns.items():
+            for _ in range(self.warmup):
+                fn()
+            t0 = time.perf_counter()
+            fn()
+            one = time.perf_counter() - t0
+            number[k] = max(1, math.ceil(self.min_time / max(one, 1e-9)))
+        best = dict.fromkeys(fns, math.inf)
+        for _ in range(self.repeat):
+            for k, fn in fns.items():
+                gc.collect()
+                t0 = time.perf_counter()
+                for _ in range(number[k]):
+                    fn()
+                best[k] = min(best[k], (time.perf_counter() - t0) / number[k])
+        return best
+
+
 def to_np(x: object) -> np.ndarray:
     """Any library's array (or a Python scalar) as an ndarray, for checking."""
     if isinstance(x, np.ndarray):
@@ -242,9 +267,7 @@ class Runner:
         if make is None:
             return Cell(text="-", reason="not applicable")
         if not self.libs.has(impl):
-            if impl == "dualad":
-                return Cell(text="n/a", reason=f"import failed: {self.libs.missing.get(impl)}")
-            return Cell(text="-", reason="not installed")
+            return self.missing(impl)
         try:
             fn = make(self.libs.mods[impl])
             out = fn()
@@ -253,6 +276,40 @@ class Runner:
         except Exception as e:
             return Cell(text="n/a", reason=short_reason(e))
         return Cell(value=t * scale, reason=bad, wrong=bad is not None)
+
+    def missing(self, impl: str) -> Cell:
+        if impl == "dualad":
+            return Cell(text="n/a", reason=f"import failed: {self.libs.missing.get(impl)}")
+        return Cell(text="-", reason="not installed")
+
+    def ratio_cells(
+        self,
+        makers: dict[str, Callable[[SimpleNamespace], Callable[[], object]]],
+        check: Callable[[object], str | None],
+    ) -> dict[str, Cell]:
+        """Cells of a ratio row: every library's time over NumPy's (``makers["numpy"]``),
+        all timed in turns (``Timer.best_interleaved``); NumPy's cell holds its seconds."""
+        cells: dict[str, Cell] = {}
+        fns: dict[str, Callable[[], object]] = {}
+        for impl, make in makers.items():
+            if not self.libs.has(impl):
+                cells[impl] = self.missing(impl)
+                continue
+            try:
+                fn = make(self.libs.mods[impl])
+                bad = check(fn())
+            except Exception as e:
+                cells[impl] = Cell(text="n/a", reason=short_reason(e))
+                continue
+            fns[impl] = fn
+            cells[impl] = Cell(reason=bad, wrong=bad is not None)
+        if "numpy" not in fns:
+            return {k: c if k == "numpy" else Cell(text="n/a", reason="numpy baseline failed")
+                    for k, c in cells.items()}
+        best = self.timer.best_interleaved(fns)
+        for impl, t in best.items():
+            cells[impl].value = t if impl == "numpy" else t / best["numpy"]
+        return cells
 
 
 # ---------------------------------------------------------------------------
@@ -417,8 +474,6 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
     def numpy(lib):
         return lambda: (np.sum(np.sin(x) * np.exp(-(x**2))), want_tan)
 
-    # Time NumPy first: the other cells are ratios to it.
-    base = r.cell("numpy", numpy, check_pair)
 
     def dualad(lib):
         da, dnp = lib.da, lib.dnp
@@ -461,13 +516,9 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
         jvp_at = lib.ag.make_jvp(lambda x: anp.sum(anp.sin(x) * anp.exp(-(x**2))))
         return lambda: jvp_at(x)(v)
 
-    makers = dict(dualad=dualad, torch=torch, jax=jax, autograd=autograd)
-    cells = {"numpy": base}
-    for k, m in makers.items():
-        if base.value is None:
-            cells[k] = Cell(text="n/a", reason="numpy baseline failed")
-            continue
-        cells[k] = r.cell(k, m, check_pair, 1.0 / base.value)
+    cells = r.ratio_cells(
+        dict(numpy=numpy, dualad=dualad, torch=torch, jax=jax, autograd=autograd), check_pair)
+    base = cells["numpy"]
     if base.value is not None:
         base.text = f"1 ({base.value * 1e3:.1f} ms)"
     return [
@@ -624,7 +675,8 @@ def bench_mlp(r: Runner) -> list[Row]:
                 return f"grad {i}: {bad}"
         return None
 
-    base = r.cell("numpy", lambda lib: lambda: (mlp_loss(np, X, Y, params), want_grads), check)
+    def numpy(lib):
+        return lambda: (mlp_loss(np, X, Y, params), want_grads)
 
     def dualad(lib):
         da, dnp = lib.da, lib.dnp
@@ -666,12 +718,9 @@ def bench_mlp(r: Runner) -> list[Row]:
         vg = lib.ag.value_and_grad(lambda ps: mlp_loss(anp, X, Y, ps))
         return lambda: vg(list(params))
 
-    cells = {"numpy": base}
-    for k, m in dict(dualad=dualad, torch=torch, jax=jax, autograd=autograd).items():
-        if base.value is None:
-            cells[k] = Cell(text="n/a", reason="numpy baseline failed")
-            continue
-        cells[k] = r.cell(k, m, check, 1.0 / base.value)
+    cells = r.ratio_cells(
+        dict(numpy=numpy, dualad=dualad, torch=torch, jax=jax, autograd=autograd), check)
+    base = cells["numpy"]
     if base.value is not None:
         base.text = f"1 ({base.value * 1e3:.2f} ms)"
         hand = r.timer.best(lambda: mlp_grad_numpy(X, Y, params))
