@@ -343,13 +343,18 @@ def identity_seed(n: int, dtype: Any) -> Any:
         e.flags.writeable = False
         _identities[id(e)] = e
         if e.nbytes <= _SEED_CACHE_BYTES:
-            _recent_seeds[key] = e
-            while len(_recent_seeds) > 4:
-                try:  # popitem is one atomic call: safe if threads race here
-                    _recent_seeds.popitem(last=False)
-                except KeyError:
-                    break
+            _keep(_recent_seeds, key, e, 4)
     return e
+
+
+def _keep(recent: collections.OrderedDict[Any, Any], key: Any, value: Any, n: int) -> None:
+    """``recent[key] = value``, dropping the oldest entries beyond ``n``."""
+    recent[key] = value
+    while len(recent) > n:
+        try:  # popitem is one atomic call: safe if threads race here
+            recent.popitem(last=False)
+        except KeyError:
+            break
 
 
 _SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
@@ -370,8 +375,7 @@ def _selected(m: Any, seed: Any) -> Any | None:
 # A seed identity times a vector k along its columns — the first elementwise op a seed
 # meets, forward or in reverse — is diag(k). Known by object too (with its k), it lets
 # matmul's batch rule scale rows instead of running a GEMM against it.
-_diagonals: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
-_diagonal_k: collections.OrderedDict[int, Any] = collections.OrderedDict()  # id -> k (recent)
+_diagonals: collections.OrderedDict[int, Any] = collections.OrderedDict()  # id -> (ref, k)
 
 
 def seed_product(g: Any, k: Any) -> Any | None:
@@ -383,13 +387,7 @@ def seed_product(g: Any, k: Any) -> Any | None:
         return None
     d = np.zeros(g.shape, np.result_type(g, k))
     np.fill_diagonal(d, k)
-    _diagonals[id(d)] = d
-    _diagonal_k[id(d)] = k
-    while len(_diagonal_k) > 8:
-        try:  # popitem is one atomic call: safe if threads race here
-            _diagonal_k.popitem(last=False)
-        except KeyError:
-            break
+    _keep(_diagonals, id(d), (weakref.ref(d), k), 8)
     return d
 
 
@@ -397,10 +395,10 @@ def _rows_scaled(m: Any, d: Any) -> Any | None:
     """``d @ m`` for a known diagonal ``d``, as a row scaling (exact where the GEMM is: no
     inf or NaN in ``m``); None if ``d`` is not one — or no longer is: it may have reached
     the caller, who may write into it, so its values are checked (cheap beside a GEMM)."""
-    k = _diagonal_k.get(id(d))
-    if k is None or _diagonals.get(id(d)) is not d or not np.isfinite(m).all() or \
+    ref, k = _diagonals.get(id(d), (None, None))
+    if ref is None or ref() is not d or not np.isfinite(m).all() or \
             not np.array_equal(d.diagonal(), k) or np.count_nonzero(d) != np.count_nonzero(k):
-        return None
+        return None  # (ref() is not d: d is a new array where a dead diagonal was)
     return np.multiply(k[:, None], m, dtype=np.result_type(m, d))
 
 
