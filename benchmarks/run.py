@@ -19,6 +19,15 @@ a calibrated number of loops). The rows that are ratios to NumPy (big JVP, MLP)
 time NumPy and every library in turns, one loop of each per repeat, so that a
 machine whose speed drifts during the row slows them all alike. Memory runs in
 a fresh subprocess per library.
+Before the first row the script frees one 32 MB array (``--allocator fresh``
+skips this). On glibc that moves malloc's adaptive thresholds to where any
+process that has once freed an array of that size has them: arrays below 32 MB
+come from the heap, and up to 64 MB of freed memory is kept for reuse instead of
+being handed back to the kernel after every call. Without it the large-array
+rows measure page faults (on this VM a fault costs microseconds, and NumPy's own
+evaluation of the HVP function runs ~4x slower), and each row's figure depends on
+which rows ran before it. Every library in the process gets the same state (the
+memory row's fresh subprocesses do not: they measure peak memory, not time).
 The script changes no environment variables: thread counts and BLAS kernels are
 whatever the caller's environment gives (a numpy/BLAS line is printed via
 threadpoolctl when installed). Note: where OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE
@@ -1250,6 +1259,17 @@ def environment_lines(libs: Libs) -> list[str]:
     return lines
 
 
+def settle_allocator() -> str:
+    """Free one 32 MB array, so that glibc's malloc thresholds sit where they settle in
+    any process that has once freed an array of that size (its own adaptive rule: the
+    mmap threshold rises to the freed block, the trim threshold to twice that)."""
+    if platform.libc_ver()[0] != "glibc":
+        return "allocator: not glibc, left as it is"
+    block = np.empty((32 << 20) - (64 << 10), np.uint8)  # (untouched: no page is faulted in)
+    del block
+    return "allocator: glibc thresholds settled by freeing one 32 MB array (--allocator fresh skips it)"
+
+
 def parse_only(values: list[str] | None) -> list[str]:
     if not values:
         return list(ALL_BENCHMARKS)
@@ -1272,6 +1292,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", action="append", metavar="NAME", help="benchmarks to run (comma-separated)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument(
+        "--allocator",
+        choices=("settled", "fresh"),
+        default="settled",
+        help="settled (default): free one 32 MB array first (see above); "
+        "fresh: malloc as the process started",
+    )
     p.add_argument("--memory-worker", metavar="LIB", help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, default=10**6, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1284,7 +1311,10 @@ def main(argv: list[str] | None = None) -> int:
     libs = Libs()
     r = Runner(libs, Timer(args.quick))
     script = os.path.abspath(__file__)
-    for line in environment_lines(libs):
+    env = environment_lines(libs)
+    settled = args.allocator == "settled"
+    env.append(settle_allocator() if settled else "allocator: fresh (as the process started)")
+    for line in env:
         print(line)
     print(flush=True)
 
@@ -1324,7 +1354,7 @@ def main(argv: list[str] | None = None) -> int:
         print(notes)
     if args.json:
         payload = {
-            "environment": environment_lines(libs),
+            "environment": env,
             "quick": args.quick,
             "rows": [
                 {
