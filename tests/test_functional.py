@@ -1015,6 +1015,37 @@ def test_forward_jacobian_identity_seed_selects_exactly(chunk_size):
             assert np.isnan(A(got)).any()
 
 
+def test_forward_jacobian_tangents_keep_the_seeds_column_major_layout(monkeypatch):
+    # The forward Jacobian's seed is column-major, and its layout flows through the
+    # tangents (selected columns, diagonals, elementwise products), so the columns come
+    # out batch-last in memory and the final transpose to (out, in) is a view
+    from dualad.functional import _common
+    from dualad.ops import linear
+
+    asked = []
+    monkeypatch.setattr(_common, "identity_seed",
+                        lambda n, dtype, order="C": asked.append(order) or
+                        linear.identity_seed(n, dtype, order))
+
+    r = rng(103)
+    n = 6
+    W = r.standard_normal((n, n))
+    x = r.standard_normal(n)
+    for order, contiguous in (("F", "F_CONTIGUOUS"), ("C", "C_CONTIGUOUS")):
+        seed = linear.identity_seed(n, np.float64, order)
+        with da.dual_level():
+            xd = da.make_dual(da.as_tensor(x), da.as_tensor(seed), batched=True)
+            steps = [W @ xd, xd ** 3, np.sin(xd)]  # (sin of the seed: a known diagonal)
+            steps.append(np.tanh(steps[0]) + steps[1] * steps[2])
+            for s in steps:
+                assert A(da.unpack_dual(s).tangent).flags[contiguous], order
+    J = F.jacobian(lambda x: np.tanh(W @ x) + x ** 3, x, vectorize=True, strategy="forward-mode")
+    assert asked == ["F"]
+    np.testing.assert_array_equal(
+        A(J), A(F.jacobian(lambda x: np.tanh(W @ x) + x ** 3, x, strategy="forward-mode")))
+    assert A(J).flags.c_contiguous
+
+
 @pytest.mark.parametrize("chunk_size", [None, 3])
 def test_a_seed_times_a_vector_is_a_diagonal_that_matmul_scales_rows_by(chunk_size, monkeypatch):
     # The first elementwise op a whole identity seed meets makes diag(k); matmul's batch

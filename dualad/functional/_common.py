@@ -144,7 +144,7 @@ def ones_like(t: Tensor) -> Tensor:
 
 def basis_rows(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int,
-    seed: bool = False,
+    seed: bool = False, order: str = "C",
 ) -> list[np.ndarray | None]:
     """Rows ``start:stop`` of the N x N identity, N = total size, split per tensor.
 
@@ -153,13 +153,14 @@ def basis_rows(
     keeps it symbolically zero instead of pushing a block of zeros).
     ``seed``: a whole identity for one vector is made read-only and known to
     matmul's batch rule, which then selects instead of multiplying (tangents only:
-    cotangents may be accumulated in place).
+    cotangents may be accumulated in place), laid out in ``order`` (see
+    ``identity_seed``).
     """
     b = stop - start
     if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):
         # the common case, one tensor and one chunk: the whole identity
         if seed and len(shapes[0]) == 1:
-            return [identity_seed(b, dtypes[0])]
+            return [identity_seed(b, dtypes[0], order)]
         return [np.eye(b, dtype=dtypes[0]).reshape((b,) + tuple(shapes[0]))]
     out: list[np.ndarray | None] = []
     offset = 0

@@ -250,7 +250,7 @@ def forward_blocks(
         pieces: list[list[tuple[int, Tensor | None]]] | None = None
         spans = chunks(total, chunk_size) if batched else [(k, k + 1) for k in range(total)]
         for s, e in spans:
-            blocks = basis_rows(shapes, dtypes, s, e, seed=batched)
+            blocks = basis_rows(shapes, dtypes, s, e, seed=batched, order="F")
             with da.dual_level():
                 xs = list(inputs)
                 for j, b in zip(grp, blocks, strict=True):

@@ -328,18 +328,24 @@ def _matmul_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 _identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
 
-def identity_seed(n: int, dtype: Any) -> Any:
+def identity_seed(n: int, dtype: Any, order: str = "C") -> Any:
     """A read-only ``n x n`` identity that matmul's batch rule recognises.
+
+    ``order="F"`` lays it out column-major, batch axis last in memory: what a forward
+    Jacobian wants, whose columns come out batch-first and are returned transposed —
+    the seed's layout flows through the tangents (the identity and a diagonal are
+    symmetric, a selected matrix is copied in its own layout), so that transpose
+    is then a view, not a copy.
 
     The last few small ones are kept: a Jacobian computed again at the same size
     (an optimiser's loop) then allocates no fresh identity (for arrays this size
     a fresh allocation is mostly page faults).
     """
     dtype = np.dtype(dtype)
-    key = (n, dtype)
+    key = (n, dtype, order)
     e = _recent_seeds.get(key)
     if e is None:
-        e = np.eye(n, dtype=dtype)
+        e = np.eye(n, dtype=dtype, order=order)
         e.flags.writeable = False
         _identities[id(e)] = e
         if e.nbytes <= _SEED_CACHE_BYTES:
@@ -358,18 +364,20 @@ def _keep(recent: collections.OrderedDict[Any, Any], key: Any, value: Any, n: in
 
 
 _SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
-_recent_seeds: collections.OrderedDict[tuple[int, Any], Any] = collections.OrderedDict()
+_recent_seeds: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
 
 
 def _selected(m: Any, seed: Any) -> Any | None:
-    """``m`` as the product with a seed identity, or None when that is not exact.
+    """``m`` as the product with a seed identity, or None when that is not exact. It is
+    laid out as the seed is (see ``identity_seed``).
 
     Exact unless ``m`` has an inf or a NaN: a GEMM would spread it (0 * inf) into
     every other entry of its row, and the result must not depend on the route.
     """
     if _identities.get(id(seed)) is not seed or not np.isfinite(m).all():
         return None
-    return m.astype(np.result_type(m, seed), order="C")  # a copy: never an alias of m
+    order = "F" if seed.flags.f_contiguous and not seed.flags.c_contiguous else "C"
+    return m.astype(np.result_type(m, seed), order=order)  # a copy (never an alias of m)
 
 
 # A seed identity times a vector k along its columns — the first elementwise op a seed
@@ -385,7 +393,7 @@ def seed_product(g: Any, k: Any) -> Any | None:
     if g.ndim != 2 or g.flags.writeable or _identities.get(id(g)) is not g or \
             k.__class__ is not np.ndarray or k.shape != g.shape[1:] or not np.isfinite(k).all():
         return None
-    d = np.zeros(g.shape, np.result_type(g, k))
+    d = np.zeros_like(g, np.result_type(g, k))  # (in the seed's layout)
     np.fill_diagonal(d, k)
     _keep(_diagonals, id(d), (weakref.ref(d), k), 8)
     return d
