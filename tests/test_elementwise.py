@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dualad as da
+from dualad import _dispatch as D
 from dualad.ops import elementwise as E
 
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
@@ -68,11 +69,18 @@ def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
             args = tuple(make(L) for _, make in combo if make is not None)
             args = args * 2 if combo[-1][0] == "same" else args
             got = hot(prim, args)
+            # the same code as entry points: prim(...) and the operators (reflected: B, A)
+            entries = [(k, E.variant(prim, k)) for k in ("call", "op", "rop")
+                       if k == "call" or (prim.nin == 2 or k == "op")]
+            try:
+                outs = [(k, fn(*(args[::-1] if k == "rop" else args))) for k, fn in entries]
+            except TypeError:
+                outs = None
             monkeypatch.setattr(prim, "hot", None)
             try:
-                want = prim(*args)  # the general way
+                want = D.apply(prim, *args)  # the general way
             except TypeError:  # not defined for these dtypes (NumPy refuses, e.g. complex)
-                assert got is None, what
+                assert got is None and outs is None, what
                 continue
             finally:
                 monkeypatch.undo()
@@ -80,16 +88,22 @@ def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
         duals = kinds_in & {"dual", "dual column", "make_dual"}
         if "make_dual" in kinds_in or (duals and "requires grad" in kinds_in):
             assert got is None, what  # nested or tracked duals: the general way alone
-            continue
-        assert got is not None, what
-        assert got._level == want._level and got._rg == want._rg, what
-        assert (got.grad_fn is None) == (want.grad_fn is None), what
-        for part in ("_data", "_t") if want._level else ("_data",):
-            g, w = getattr(got, part), getattr(want, part)
-            assert g.dtype == w.dtype and g.shape == w.shape, what
-            np.testing.assert_array_equal(g, w, err_msg=what)
-        used += 1
+        else:
+            assert got is not None, what
+            outs.append(("hot", got))
+        for k, out in outs:  # (the variants take apply's way where hot declines)
+            assert out._level == want._level and out._rg == want._rg, (what, k)
+            assert (out.grad_fn is None) == (want.grad_fn is None), (what, k)
+            for g, w in zip(_arrays(out), _arrays(want), strict=True):
+                assert g.dtype == w.dtype and g.shape == w.shape, (what, k)
+                np.testing.assert_array_equal(g, w, err_msg=f"{what} {k}")
+        used += got is not None
     assert used  # the comparison ran
+
+
+def _arrays(t):
+    """A result's arrays: its data, or a dual's primal and tangent (flat or nested)."""
+    return (t._primal._data, t._tangent._data) if t._level else (t._data,)
 
 
 def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
@@ -126,6 +140,12 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
     assert mul.hot(mul, (da.tensor(x), batched)) is None
     with pytest.raises(TypeError, match="takes 2 array argument"):
         mul(da.tensor(x), da.tensor(x), da.tensor(x))  # (hot declines: apply's own error)
+    with pytest.raises(TypeError, match="takes 2 array argument"):
+        mul(da.tensor(x))
+    with pytest.raises(TypeError, match="out=, where= and dtype= are not supported"):
+        sin(da.tensor(x), out=np.empty(2))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        sin(da.tensor(x), axis=0)
 
 
 @pytest.mark.parametrize("n", [2, E._INPLACE_MIN], ids=["small", "large"])

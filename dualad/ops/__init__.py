@@ -23,33 +23,22 @@ E.namespace.update({n: getattr(F, n) for n in E._FUNCS})
 
 
 def _binary(prim: Any) -> tuple[Any, Any]:
-    if prim.hot is None:
-        def op(self: Tensor, other: Any) -> Any:
-            return apply(prim, self, other)
+    if prim.hot is not None:  # the hot path itself: one frame on the commonest calls
+        return E.variant(prim, "op"), E.variant(prim, "rop")
 
-        def rop(self: Tensor, other: Any) -> Any:
-            return apply(prim, other, self)
-    else:  # apply's first step, taken here: one frame fewer on the commonest calls
-        def op(self: Tensor, other: Any) -> Any:
-            out = prim.hot(prim, (self, other))
-            return apply(prim, self, other) if out is None else out
+    def op(self: Tensor, other: Any) -> Any:
+        return apply(prim, self, other)
 
-        def rop(self: Tensor, other: Any) -> Any:
-            out = prim.hot(prim, (other, self))
-            return apply(prim, other, self) if out is None else out
+    def rop(self: Tensor, other: Any) -> Any:
+        return apply(prim, other, self)
 
     return op, rop
 
 
 def _unary(prim: Any) -> Any:
-    if prim.hot is None:
-        return lambda self: apply(prim, self)
-
-    def op(self: Tensor) -> Any:
-        out = prim.hot(prim, (self,))
-        return apply(prim, self) if out is None else out
-
-    return op
+    if prim.hot is not None:
+        return E.variant(prim, "op")
+    return lambda self: apply(prim, self)
 
 
 for _name, _pname in [

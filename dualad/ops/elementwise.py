@@ -277,6 +277,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(name, fn, srcs)
     p.transposed = _specialized_transposed(name, srcs)
+    if p.hot is not None:
+        _called_directly(p)
     return p
 
 
@@ -667,6 +669,62 @@ def _compiled(code: str, fname: str, **names: Any) -> Any:
     fn = ns[fname]
     fn.source = code  # what was generated, for reading
     return fn
+
+
+# -- the hot path as the entry point itself ---------------------------------------------
+#
+# ``dnp.sin(x)`` reaches ``hot_sin`` through ``apply``'s frame, and ``x * y`` through the
+# operator's: one frame more than the work needs. These variants *are* the entry points:
+# the hot function's body under another head, where a decline goes on to ``apply``
+# (which offers the call to the hot function again, then takes the general way).
+
+_HEADS = {
+    "call": "def call_{name}(*args, **params):\n"
+            "    if params or len(args) != {n}:\n"
+            "        return _apply(prim, *args, **params)\n"
+            "    {unpack} = args\n",
+    "op": "def op_{name}({ab}):\n    args = ({ab},)\n",
+    "rop": "def rop_{name}(B, A):\n    args = (A, B)\n",  # (x.__rmul__(y) is y * x)
+}
+
+
+def variant(prim: Any, kind: str) -> Any:
+    """``prim``'s hot function as ``"call"`` (``prim(*args, **params)``), ``"op"`` (the
+    operator ``A op B``, or ``op A``) or ``"rop"`` (the reflected operator), made once."""
+    hot = prim.hot
+    made = hot.__dict__.setdefault("variants", {})
+    fn = made.get(kind)
+    if fn is None:
+        head, sep, body = hot.source.partition("\n        return None\n")
+        n = prim.nin
+        unpack = "A, B" if n == 2 else "(A,)"
+        if not sep or not head.endswith(f"    try:\n        {unpack} = args\n"
+                                        "    except ValueError:  # the wrong number of "
+                                        "arguments: apply says so"):
+            raise AssertionError(f"the hot function of {prim.name} has an unknown head")
+        code = _HEADS[kind].format(name=prim.name, n=n, unpack=unpack,
+                                   ab="A, B" if n == 2 else "A")
+        code += body.replace("return None", "return _apply(prim, *args)")
+        ns = hot.__globals__  # (shared: what a test patches there, every variant sees)
+        ns.update(prim=prim, _apply=apply)
+        exec(compile(code, f"<dualad {kind}_{prim.name}>", "exec"), ns)  # noqa: S102
+        fn = made[kind] = ns[f"{kind}_{prim.name}"]
+        fn.source = code
+    return fn
+
+
+def _called_directly(p: Ufunc) -> None:
+    """Make ``p(...)`` run its ``"call"`` variant: a class of its own whose ``__call__``
+    it is, compiled on the first call (most programs call few of the primitives)."""
+
+    def first(*args: Any, **params: Any) -> Any:
+        fn = variant(p, "call")
+        cls.__call__ = staticmethod(fn)  # type: ignore[method-assign,assignment]
+        return fn(*args, **params)
+
+    cls = type("Ufunc", (Ufunc,), {"__slots__": (), "__call__": staticmethod(first),
+                                   "__module__": __name__})
+    p.__class__ = cls
 
 
 def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
