@@ -114,7 +114,8 @@ class Primitive:
         self.nondiff = nondiff
         self.view = view
         self.multi = multi
-        self.fast: Callable[..., Any] | None = None  # optional array-level JVP (same rule)
+        # optional array-level JVP (the same rule): fast(prim, args, level, params) -> out
+        self.fast: Callable[..., Any] | None = None
         self.transposed: Callable[..., Any] | None = None  # its transpose on arrays, if known
         self.boundary = False  # changes the number of batch axes: always use ``batch``
         self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
@@ -190,7 +191,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     if top and top < LIN and prim.fast is not None and (
             not rg or not _state.grad or not _state.tangent_grad):
         # the forward fast path: a dual level, and no tangent to record
-        out = prim.fast(prim, args, top)  # the same rule on arrays; None if it does not apply
+        out = prim.fast(prim, args, top, params)  # the same rule on arrays; None: not here
         if out is not None:
             if rg and _state.grad:
                 hooks["record"](prim, args, out, params)  # the primal alone
@@ -276,7 +277,7 @@ def _wrap(out: Any, nb: int) -> Tensor:
 
 def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: bool = False) -> Any:
     if not tried and prim.fast is not None and not (_inference[0] and _state.inference):
-        r = prim.fast(prim, args, L)  # the same rule on arrays; None if it does not apply
+        r = prim.fast(prim, args, L, params)  # the same rule on arrays; None: not here
         if r is not None:
             return r
     primals = []

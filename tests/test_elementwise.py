@@ -8,6 +8,7 @@ import pytest
 import dualad as da
 from dualad import _dispatch as D
 from dualad.ops import elementwise as E
+from dualad.ops import linear as L
 
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
 
@@ -186,6 +187,66 @@ def test_blocked_sum_of_terms_equals_the_whole_array_one(name, dtypes, monkeypat
     assert any(done) == (fb.__class__ is not int and not (fa.__class__ is int and fa in (0, 1)))
     assert got._t.dtype == want._t.dtype
     np.testing.assert_array_equal(got._t, want._t)
+
+
+_LINEAR1_CALLS = {  # every linear._linear1 primitive but the batch-axis boundaries
+    "getitem": [lambda x: x[1:], lambda x: x[:, [2, 0]], lambda x: x[x._data > 0.5]],
+    "reshape": [lambda x: x.reshape(6)],
+    "transpose": [lambda x: x.T],
+    "broadcast_to": [lambda x: np.broadcast_to(x, (4, 2, 3))],
+    "sum": [lambda x: np.sum(x, axis=0), lambda x: np.sum(x)],
+    "cumsum": [lambda x: np.cumsum(x, axis=1)],
+    "pad": [lambda x: np.pad(x, 1)],
+    "astype": [lambda x: x.astype(np.float32), lambda x: x.astype(np.complex128)],
+    "index_add": [lambda x: D.apply(L.index_add, x, idx=L.Index((slice(None), [0, 0, 1]), 2),
+                                    shape=(2, 2))],
+}
+
+
+@pytest.mark.parametrize("kind", ["flat", "batched", "make_dual", "requires grad"])
+def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkeypatch):
+    # fast_linear1 applies the primitive to the primal and the tangent arrays: what the
+    # general way (its JVP, the primitive applied to the tangent Tensor) gives, exactly
+    from dualad.grad_mode import untracked_tangents
+
+    assert {p.name for p in L.LINEAR1 if not p.boundary} == set(_LINEAR1_CALLS)
+    rng = np.random.default_rng(11)
+    x = rng.random((2, 3))
+    t = rng.standard_normal((4, 2, 3) if kind == "batched" else (2, 3))
+    ran = []
+
+    def run(fn, fast):
+        with da.dual_level() as lv, untracked_tangents(), monkeypatch.context() as m:
+            if kind == "flat":
+                d = E._flat(lv, x.copy(), t.copy())
+            elif kind == "batched":
+                d = da.make_dual(da.tensor(x), da.tensor(t), batched=True) * 1.0
+            else:  # requires grad: recorded, the primal alone (tangents untracked)
+                d = da.make_dual(da.tensor(x, requires_grad=kind == "requires grad"),
+                                 da.tensor(t))
+            for prim in L.LINEAR1:
+                m.setattr(prim, "fast", None if not fast else
+                          lambda *a, _f=prim.fast: ran.append(1) or _f(*a))
+            ran.clear()
+            y = fn(d)
+            return y._level == lv, y.grad_fn is None, _arrays(y), bool(ran)
+
+    for name, fns in _LINEAR1_CALLS.items():
+        for fn in fns:
+            level, untracked, got, took = run(fn, True)
+            w_level, w_untracked, want, _ = run(fn, False)
+            assert took and level and w_level and untracked == w_untracked, name
+            assert untracked == (kind != "requires grad"), name
+            for g, v in zip(got, want, strict=True):
+                assert g.dtype == v.dtype and g.shape == v.shape, name
+                np.testing.assert_array_equal(g, v, err_msg=name)
+
+
+def test_a_view_of_a_flat_dual_shares_its_version_counter():
+    with da.dual_level() as lv:
+        d = E._flat(lv, np.arange(3.0), np.ones(3))
+        assert d[1:]._vc is d._vc is not None
+        assert (d + 0.0).reshape(3)._vc is not d._vc
 
 
 def _recorded(prim, xs):

@@ -16,6 +16,8 @@ from .functions import zeros_like, zeros_like_tangent
 __all__ = ["F", "zeros_like", "zeros_like_tangent"]
 
 _P = E.PRIMS
+for _p in L.LINEAR1:
+    _p.fast = E.fast_linear1
 E.namespace.update({n: getattr(F, n) for n in E._FUNCS})
 
 

@@ -328,7 +328,7 @@ def _operand(a: Any, L: int) -> Any:
     return a._data, None, 0
 
 
-def fast_jvp(prim: Any, args: Any, L: int) -> Any:
+def fast_jvp(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     """The JVP on arrays when nothing below level L is tracked; None if not applicable.
 
     ``_fast_unary`` and ``_fast_binary`` are the same rule for one and two inputs (they
@@ -353,7 +353,28 @@ def fast_jvp(prim: Any, args: Any, L: int) -> Any:
     return _dual_of(L, y, acc)
 
 
-def _fast_unary(prim: Any, args: Any, L: int) -> Any:
+def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
+    """The JVP of a primitive linear in its one array (``linear._linear1``: the primitive
+    applied to the tangent) on arrays: the primitive of the primal and of the tangent,
+    for a dual whose parts are plain; None otherwise. Reshapes, slices, sums and
+    broadcasts of duals (and of reverse mode's dual cotangents) stay flat this way."""
+    if len(args) != 1 or prim.boundary:
+        return None
+    a = args[0]
+    if a.__class__ is not Tensor or a._level != L:
+        return None
+    parts = _parts(a)
+    if parts is None:
+        return None
+    x, t, nb = parts
+    tt = prim.batch([t], [nb], **params)[0] if nb else prim.impl(t, **params)
+    d = _dual_of(L, prim.impl(x, **params), tt, nb)
+    if prim.view:  # (as apply's plain path: a view shares its input's version counter)
+        d._vc = a._version_counter()
+    return d
+
+
+def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     parts = _parts(args[0])
     if parts is None:
         return None
@@ -393,7 +414,7 @@ def _scaled(t: Any, k: Any, *inputs: Any) -> Any:
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
-def _fast_binary(prim: Any, args: Any, L: int) -> Any:
+def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     pa, pb = _operand(args[0], L), _operand(args[1], L)
     if pa is None or pb is None:
         return None

@@ -44,7 +44,11 @@ def _linear1(name: str, impl: Any, batch: Any, aval: Any, view: bool = False) ->
     ref: list[Primitive] = []
     p = Primitive(name, impl, _self_jvp(ref), linear=(0,), batch=batch, aval=aval, view=view)
     ref.append(p)
+    LINEAR1.append(p)
     return p
+
+
+LINEAR1: list[Primitive] = []  # (their JVP on arrays: ``elementwise.fast_linear1``)
 
 
 # -- sum over axes ----------------------------------------------------------------------
