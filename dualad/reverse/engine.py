@@ -105,6 +105,7 @@ def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]] | None
 
 
 _by_seq = operator.attrgetter("seq")
+_ndarray = np.ndarray
 
 
 def run(
@@ -174,8 +175,22 @@ def run(
                 edges = node.edges
                 if needs is None:
                     needs = _ONE if len(edges) == 1 else _every(edges)
-                res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                    node.vjp(grads, needs, mine)
+                lane = node.lane
+                res = None
+                if lane is not None and grads[0].__class__ is _ndarray:
+                    # the straight lane (graph.Node.lane): the values were saved plain and
+                    # the cotangent is a bare array, so this is vjp's array transpose
+                    arrays, y, vcs = lane
+                    for vc in vcs:
+                        if vc[0]:  # changed in place: vjp raises torch's error
+                            break
+                    else:
+                        prim = node.prim
+                        res = prim.transposed(prim, grads[0], arrays, y, node.avals, needs,
+                                              node.out_avals[0][1])
+                if res is None:
+                    res = node.custom(tensors(grads), needs) if node.custom is not None else \
+                        node.vjp(grads, needs, mine)
                 k = -1 if heap else 0 if len(res) == 1 else _only(res, needs)
                 if k >= 0 and res[k].__class__ in _PLAIN_CT:
                     # a chain: nothing else is pending and this node sends one cotangent, so
@@ -193,7 +208,8 @@ def run(
                         if n and r is not None:
                             _add_to(buf, heap, e[0], e[1], r, own)
             if ran and not retain_graph and node.saved:
-                node.saved = None  # release what it saved (AccumulateGrad saves nothing)
+                node.saved = node.lane = None  # release what it saved (AccumulateGrad saves
+                # nothing)
             node = nxt
     for k, first in again:
         got[k] = got[first]

@@ -35,6 +35,14 @@ class _Hooks(threading.local):
 
 
 saved_hooks = _Hooks()
+# How many threads have saved-tensor hooks pushed (whatever pushes onto ``saved_hooks.stack``
+# counts here). Reading a thread-local costs more than the rest of saving a value, so
+# recording reads ``saved_hooks`` only while this is nonzero.
+hooks_live = [0]
+
+
+def _hooks_on() -> bool:
+    return bool(hooks_live[0] and saved_hooks.stack)
 
 
 class RemovableHandle:
@@ -60,8 +68,8 @@ class RemovableHandle:
 class SavedValue:
     """A value a node saved, with the version it had and its pack/unpack hooks.
 
-    A plain input saved with no hooks and no version counter yet is stored as the
-    bare Tensor instead (its version was 0; an in-place change creates the counter).
+    A plain input saved with no hooks at version 0 is stored as the bare Tensor
+    instead (an in-place change makes its version nonzero).
     """
 
     __slots__ = ("packed", "version", "vc", "unpack", "nr")
@@ -71,7 +79,7 @@ class SavedValue:
         self.vc = t._version_counter()
         self.version = self.vc[0]
         v = _alias(t) if is_output else t
-        if saved_hooks.stack:
+        if _hooks_on():
             if saved_hooks.disabled is not None:
                 raise RuntimeError(saved_hooks.disabled)
             pack, self.unpack = saved_hooks.stack[-1]
@@ -151,11 +159,17 @@ class Node:
 
     Attributes follow torch's ``torch.autograd.graph.Node``: ``name()``,
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``.
+
+    ``lane``: for a node the hot path recorded with nothing but plain values, the
+    arguments of ``prim.transposed`` kept at record time, ``(arrays, y, vcs)`` (what
+    ``_plain_arrays`` gives, and the version counters of what it saved, each at version
+    0 then); the engine's straight lane checks the counters and calls the transpose.
+    None for every other node, and once the saved values are released.
     """
 
     __slots__ = (
         "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "hooked",
-        "custom", "nbs", "__weakref__",
+        "custom", "nbs", "lane", "__weakref__",
         # the tables: set on first use (by ``_table``), which also sets ``hooked``
         "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata",
     )
@@ -365,6 +379,7 @@ def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
     node.hooked = False  # no tables yet (Node._table)
     node.custom = None
     node.nbs = None  # batch ranks of (output, *inputs) in the forward pass, if any
+    node.lane = None
 
 
 class _Nothing(dict):  # type: ignore[type-arg]
@@ -464,8 +479,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """Attach a node to ``out`` (the reverse-mode half of ``apply``).
 
     This runs once per recorded op, so it allocates as little as it can: inputs
-    that are all Tensors share one ``consts`` tuple, a saved input with no
-    version counter yet is kept as the bare Tensor (see ``_saved``), and a node
+    that are all Tensors share one ``consts`` tuple, a saved input at version 0
+    is kept as the bare Tensor (see ``_saved``), and a node
     that saves nothing shares the empty ``_NOTHING``.
     """
     reads = prim.reads
@@ -517,7 +532,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         node.nbs = [nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
     if want:
         saved = {}
-        plain = not saved_hooks.stack
+        plain = not _hooks_on()
         for r in want:
             if r in saved:
                 continue
@@ -532,7 +547,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                     a = _make(np.asarray(a))
                 elif a._meta is not None:
                     _savable(a)
-                saved[r] = a if plain and a._vc is None else SavedValue(a)
+                saved[r] = a if plain and not a._version else SavedValue(a)
         if saved:  # (else only scalars were read: nothing to release, as for add)
             node.saved = saved
     if prim.multi:
@@ -549,16 +564,12 @@ def record1(prim: Any, args: Any, out: Tensor) -> None:
     grad, a plain output. The same node, in straight-line code (this is the reverse
     chain's cost per op)."""
     (a,) = args
-    e = _edge_in(a)  # (before the node: a leaf's AccumulateGrad, made now, comes first)
-    node = _node_of(prim, out)
-    node.edges = [e]
+    if a._meta is not None:
+        _savable(a)
+    n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, comes first)
+    e = (n, a._out_nr) if n is not None else edge_of(a)
     d = a._data
-    node.avals = [(d.shape, d.dtype)]
-    node.consts = _ABSENTS[1]
-    reads = prim.reads[0]
-    if reads:
-        node.saved = _saved_plain(reads, args, out)
-    out._rg, out._node, out._out_nr = True, node, 0
+    _plain_node(prim, args, out, [e], [(d.shape, d.dtype)], _ABSENTS[1], [None], prim.reads[0])
 
 
 def record2(prim: Any, args: Any, out: Tensor) -> None:
@@ -569,54 +580,88 @@ def record2(prim: Any, args: Any, out: Tensor) -> None:
     if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
         return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
     reads = ()
+    va = ea = vb = eb = None
     if ta:
         d = a._data
         va = (d.shape, d.dtype)
         if a._rg:
-            ea = _edge_in(a)
+            if a._meta is not None:
+                _savable(a)
+            n = a._node
+            ea = (n, a._out_nr) if n is not None else edge_of(a)
             reads = prim.reads[0]
-        else:
-            ea = None
-    else:
-        va = ea = None
     if tb:
         d = b._data
         vb = (d.shape, d.dtype)
         if b._rg:
-            eb = _edge_in(b)
+            if b._meta is not None:
+                _savable(b)
+            n = b._node
+            eb = (n, b._out_nr) if n is not None else edge_of(b)
             reads = prim.reads[1] if not reads else reads + prim.reads[1]
-        else:
-            eb = None
-    else:
-        vb = eb = None
-    node = _node_of(prim, out)  # (after its inputs' nodes: a larger seq is later)
-    node.edges, node.avals = [ea, eb], [va, vb]
-    node.consts = _ABSENTS[2] if ta and tb else [_ABSENT if ta else a, _ABSENT if tb else b]
-    if reads:
-        node.saved = _saved_plain(reads, args, out)
-    out._rg, out._node, out._out_nr = True, node, 0
+    if ta and tb:
+        consts, arrays = _ABSENTS[2], [None, None]
+    else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
+        consts, arrays = [_ABSENT if ta else a, _ABSENT if tb else b], [
+            None if ta else a, None if tb else b]
+    _plain_node(prim, args, out, [ea, eb], [va, vb], consts, arrays, reads)
 
 
-def _node_of(prim: Any, out: Tensor) -> Node:
-    """A new node of ``prim`` with one plain output ``out`` (no params, no batch axes)."""
+def _plain_node(prim: Any, args: Any, out: Tensor, edges: list[Any], avals: list[Any],
+                consts: Any, arrays: list[Any], reads: Any) -> None:
+    """The node ``record1``/``record2`` attach to ``out`` (one plain output, no params, no
+    batch axes), saving ``reads``; with its lane (``Node.lane``) when it has one."""
     node = _new(Node)
-    _init_node(node, prim, _NOTHING)
-    d = out._data
-    node.out_avals = ((d.shape, d.dtype),)
-    return node
-
-
-def _edge_in(a: Tensor) -> tuple[Any, int]:
-    """The edge to a plain input that requires grad (``edge_of``, checking inference)."""
-    if a._meta is not None:
-        _savable(a)
-    n = a._node
-    return (n, a._out_nr) if n is not None else edge_of(a)
+    node.prim = prim
+    node.params = _NOTHING
+    node.seq = next(_seq)  # (after its inputs' nodes: a larger seq is later)
+    node.hooked = False
+    node.custom = None
+    node.nbs = None
+    node.edges, node.avals, node.consts = edges, avals, consts
+    y = out._data
+    node.out_avals = ((y.shape, y.dtype),)
+    out._rg, out._node, out._out_nr = True, node, 0
+    lane = prim.transposed is not None
+    if not reads:
+        node.saved = _NOTHING
+        node.lane = (arrays, None, ()) if lane else None
+        return
+    if hooks_live[0] and saved_hooks.stack:
+        node.saved, node.lane = _saved_plain(reads, args, out), None
+        return
+    saved: dict[Any, Any] = {}
+    vcs = []  # the version counters the lane checks (each saved at version 0)
+    ys = None
+    for r in reads:
+        if r == "out":
+            sv = _new(SavedValue)  # (_save_output's, for a fresh plain output)
+            ys = sv.packed = y
+            sv.unpack, sv.nr, sv.version = None, 0, 0
+            sv.vc = out._vc = [0]
+            saved["out"] = [sv]
+            vcs.append(sv.vc)
+        else:
+            a = args[r]
+            if a.__class__ is Tensor:  # (a Python scalar is in consts and arrays already)
+                if a._meta is not None:
+                    _savable(a)
+                vc = a._vc
+                if vc is None:
+                    vc = a._vc = [0]
+                if vc[0]:  # (an input changed in place before: no lane)
+                    saved[r], lane = SavedValue(a), False
+                else:
+                    saved[r] = a
+                    arrays[r] = a._data
+                    vcs.append(vc)
+    node.saved = saved or _NOTHING
+    node.lane = (arrays, ys, vcs) if lane else None
 
 
 def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
     """What ``record`` saves for ``reads`` of plain inputs and a plain output."""
-    plain = not saved_hooks.stack
+    plain = not _hooks_on()
     saved: dict[Any, Any] = {}
     for r in reads:
         if r == "out":
@@ -626,7 +671,7 @@ def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
             if a.__class__ is Tensor:  # (a Python scalar is kept in consts)
                 if a._meta is not None:
                     _savable(a)
-                saved[r] = a if plain and a._vc is None else SavedValue(a)
+                saved[r] = a if plain and not a._version else SavedValue(a)
     return saved or _NOTHING
 
 

@@ -1,0 +1,149 @@
+"""The engine's straight lane (``graph.Node.lane``) against its general path.
+
+A node the elementwise hot path records with only plain values keeps, at record time,
+the arguments of its array transpose; the engine then calls that transpose directly.
+These tests check that this gives what ``Node.vjp`` gives, bit for bit, and that it
+checks versions and releases as the general path does.
+"""
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+from dualad.ops import elementwise as E
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (values out of domain)
+
+
+def _nodes(t):
+    """Every Node (not AccumulateGrad) reachable from ``t``."""
+    seen, stack = {}, [t.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen or not hasattr(n, "lane"):
+            continue
+        seen[id(n)] = n
+        stack += [e[0] for e in n.edges if e is not None]
+    return list(seen.values())
+
+
+def _graphs():
+    """(output, inputs) pairs over the formula primitives, operand kinds and dtypes."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32, np.complex128):
+        x = da.tensor((rng.uniform(0.2, 0.8, 3) + (0.1j if dtype is np.complex128 else 0))
+                      .astype(dtype), requires_grad=True)
+        w = da.tensor(rng.uniform(0.2, 0.8, 3).astype(dtype), requires_grad=True)
+        c = da.tensor(rng.uniform(0.2, 0.8, 3))  # no grad
+        for prim in E.PRIMS.values():
+            if getattr(prim, "arity", None) == 1 and prim.transposed is not None:
+                try:
+                    yield prim(dnp.sin(x)), (x,)
+                except (TypeError, ValueError):  # (not defined on this dtype)
+                    continue
+            elif getattr(prim, "arity", None) == 2 and prim.transposed is not None:
+                h = dnp.sin(x)
+                for args in ((h, w), (h, h), (h, 1.5), (2, h), (h, c), (c, w)):
+                    try:
+                        yield prim(*args), (x, w)
+                    except (TypeError, ValueError):
+                        continue
+
+
+def _grads(y, ins):
+    seed = da.tensor(np.linspace(0.5, 1.5, y.size).reshape(y.shape).astype(y.dtype))
+    return da.grad(y, ins, seed, allow_unused=True, retain_graph=True)
+
+
+def test_the_lane_keeps_what_plain_arrays_gives():
+    count = 0
+    for y, _ in _graphs():
+        for n in _nodes(y):
+            if n.lane is not None:
+                arrays, out, _ = n.lane
+                want = n._plain_arrays()
+                assert want is not None
+                assert len(arrays) == len(want[0]) and out is want[1], n.name()
+                for a, b in zip(arrays, want[0], strict=True):
+                    assert a is b or (a == b and type(a) is type(b)), n.name()
+                count += 1
+    assert count > 150
+
+
+def test_the_lane_gives_the_general_paths_gradients_bit_for_bit():
+    lanes = 0
+    for y, ins in _graphs():
+        if not y.requires_grad or y.dtype.kind not in "fc":
+            continue
+        got = _grads(y, ins)
+        nodes = _nodes(y)
+        lanes += sum(n.lane is not None for n in nodes)
+        for n in nodes:
+            n.lane = None  # the general path: Node.vjp
+        want = _grads(y, ins)
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None), y.grad_fn.name()
+            if a is not None:
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=y.grad_fn.name())
+    assert lanes > 150
+
+
+def test_a_chain_through_the_lane_matches_the_general_path():
+    ops = [dnp.sin, dnp.cos, dnp.tanh, lambda t: -t, dnp.exp, lambda t: t * 1.0001,
+           lambda t: t + 0.5, lambda t: t * t]
+    x = da.tensor([0.3, 0.1], requires_grad=True)
+    y = x
+    for i in range(40):
+        y = ops[i % len(ops)](y)
+    nodes = _nodes(y)
+    assert all(n.lane is not None for n in nodes)
+    (got,) = da.grad(y.sum(), x, retain_graph=True)
+    for n in nodes:
+        n.lane = None
+    (want,) = da.grad(y.sum(), x)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("which", ["input", "output"])
+def test_the_lane_checks_versions(which):
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    h = dnp.sin(x)
+    y = dnp.sin(h) if which == "input" else dnp.exp(h)
+    assert y.grad_fn.lane is not None
+    with da.no_grad():
+        if which == "input":
+            h[0] = 1.0  # (in place, after sin saved it)
+        else:
+            y[0] = 1.0  # (exp saved its output)
+    z = dnp.negative(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward(da.tensor([1.0, 1.0]))  # (a seed, not a sum: the cotangent stays bare)
+
+
+def test_a_value_changed_before_it_was_saved_takes_no_lane():
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    h = dnp.sin(x)
+    with da.no_grad():
+        h[0] = 1.0  # version 1, before the next op saves it
+    y = dnp.sin(h)
+    assert y.grad_fn.lane is None and y.grad_fn.saved[0].__class__.__name__ == "SavedValue"
+    y.backward(da.tensor([1.0, 1.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), np.cos(h._data) * np.cos(x._data))
+
+
+def test_the_lane_is_released_with_the_saved_values():
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    y = dnp.exp(dnp.sin(x))
+    node = y.grad_fn
+    seed = da.tensor([1.0, 1.0])
+    y.backward(seed)
+    assert node.lane is None and node.saved is None
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward(seed)
+    z = dnp.exp(dnp.sin(x))
+    z.backward(seed, retain_graph=True)
+    assert z.grad_fn.lane is not None
+    z.backward(seed)
+    np.testing.assert_array_equal(x.grad.numpy(), (y._data * np.cos(x._data)) * 3)
