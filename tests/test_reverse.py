@@ -634,7 +634,7 @@ def _node_fields(node):
 
 def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
     # The elementwise hot path records plain unary and binary calls with its own
-    # straight-line code (record1, record2); the node must be the one record makes.
+    # straight-line code (record_hot); the node must be the one record makes.
     from dualad.ops import elementwise as E
 
     x = da.tensor([0.3, 0.7], requires_grad=True)
@@ -667,7 +667,7 @@ def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
         t = da.tensor([1.0])
     t2 = da.tensor([1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
-        dnp.multiply(t2, t)  # (record2)
+        dnp.multiply(t2, t)  # (record_hot)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         dnp.multiply(t, t2)
 
@@ -684,6 +684,6 @@ def test_factories_in_inference_mode_make_inference_tensors():
     with pytest.raises(RuntimeError, match="outside InferenceMode"):
         made[0].requires_grad_()
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
-        dnp.sin(made[-1])  # (record1)
+        dnp.sin(made[-1])  # (record_hot)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         made[-1] * da.tensor([2.0])

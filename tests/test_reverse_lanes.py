@@ -147,3 +147,18 @@ def test_the_lane_is_released_with_the_saved_values():
     assert z.grad_fn.lane is not None
     z.backward(seed)
     np.testing.assert_array_equal(x.grad.numpy(), (y._data * np.cos(x._data)) * 3)
+
+
+@pytest.mark.parametrize("size", [3, 1 << 14])
+def test_f_of_x_and_x_sums_both_cotangents(size):
+    # the engine sums the two cotangents of h * h itself in a chain (engine._pair) and
+    # through _add_to otherwise; both are r0 + r1, bit for bit
+    x = da.tensor(np.linspace(0.1, 0.9, size), requires_grad=True)
+    h = dnp.sin(x)
+    seed = da.tensor(np.linspace(0.3, 1.7, size))
+    (got,) = da.grad(h * h, h, seed)
+    r = seed._data * h._data
+    np.testing.assert_array_equal(got.numpy(), r + r)
+    (gx,) = da.grad(dnp.exp(h * h), x, seed)  # (then on through sin)
+    c = seed._data * np.exp(h._data * h._data)
+    np.testing.assert_array_equal(gx.numpy(), (c * h._data + c * h._data) * np.cos(x._data))

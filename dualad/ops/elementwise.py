@@ -540,7 +540,7 @@ _PLAIN_RESULT = """
         d._vc = None
         d._meta = None
         if rg and _state.grad:
-            _hooks["record{n}"](prim, args, d)
+            _hooks["record_hot"](prim, args, d)
         elif _inference[0] and _state.inference:
             _mark_inference(d)
         return d"""
@@ -655,7 +655,7 @@ def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
     """The hot path of one formula primitive of one or two inputs (see above)."""
     if len(srcs) == 1:
         code = _UNARY_HOT.format(name=name, tt=_term_src(srcs[0], "A._t"),
-                                 plain=_PLAIN_RESULT.format(n=1), flat=_FLAT_RESULT)
+                                 plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
     elif len(srcs) == 2:
         ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
         if ta == "None" or tb == "None":
@@ -670,7 +670,7 @@ def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
                        f" if ta.dtype is y.dtype else None\n{_INDENT}else:\n{_INDENT}    tb = {tb}"
                        f"\n{_INDENT}    {both}")
         code = _BINARY_HOT.format(
-            name=name, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT.format(n=2), flat=_FLAT_RESULT,
+            name=name, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT, flat=_FLAT_RESULT,
             operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA"),
             operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB"))
     else:

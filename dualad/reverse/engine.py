@@ -82,15 +82,20 @@ def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]] | None
     every = True
     while stack:
         n = pop()
-        if n in seen:
-            continue
-        add(n)
-        edges = n.edges
-        if not edges and n not in targets:  # a leaf that was not asked for
-            every = False
-        for e in edges:
-            if e is not None:
-                push(e[0])
+        while n not in seen:  # (down a chain without the stack)
+            add(n)
+            edges = n.edges
+            if not edges and n not in targets:  # a leaf that was not asked for
+                every = False
+            nxt = None
+            for e in edges:
+                if e is not None:
+                    if nxt is not None:
+                        push(nxt)
+                    nxt = e[0]
+            if nxt is None:
+                break
+            n = nxt
     if every:  # (a node has an edge to some input that requires grad: it reaches a leaf)
         return None
     nodes = sorted(seen, key=_by_seq)  # inputs before outputs: children before parents
@@ -174,7 +179,9 @@ def run(
             else:  # the common case, inlined: no hooks, nothing captured here
                 edges = node.edges
                 if needs is None:
-                    needs = _ONE if len(edges) == 1 else _every(edges)
+                    n_in = len(edges)
+                    needs = _ONE if n_in == 1 else _EVERY2[edges[0] is not None][
+                        edges[1] is not None] if n_in == 2 else _every(edges)
                 lane = node.lane
                 res = None
                 if lane is not None and grads[0].__class__ is _ndarray:
@@ -191,7 +198,21 @@ def run(
                 if res is None:
                     res = node.custom(tensors(grads), needs) if node.custom is not None else \
                         node.vjp(grads, needs, mine)
-                k = -1 if heap else 0 if len(res) == 1 else _only(res, needs)
+                if heap:
+                    k = -1
+                elif len(res) == 1:
+                    k = 0
+                elif len(res) == 2:  # (_only, inlined)
+                    r0, r1 = res
+                    s0 = r0 is not None and needs[0]
+                    s1 = r1 is not None and needs[1]
+                    k = (-1 if s1 else 0) if s0 else 1 if s1 else -1
+                    if s0 and s1 and edges[0] == edges[1]:  # f(x, x): one sum, sent on
+                        pair = _pair(r0, r1)
+                        if pair is not None:
+                            k, res = 0, pair
+                else:
+                    k = _only(res, needs)
                 if k >= 0 and res[k].__class__ in _PLAIN_CT:
                     # a chain: nothing else is pending and this node sends one cotangent, so
                     # the node it feeds has all its cotangents and runs next, without the heap
@@ -227,6 +248,16 @@ def _only(res: list[Any], needs: Any) -> int:
     return k
 
 
+def _pair(r0: Any, r1: Any) -> Any:
+    """``[r0 + r1]``, the cotangent both inputs of ``f(x, x)`` send to ``x``, summed as
+    ``_add_to`` would sum it there; None (``_add_to`` does it) unless both are small bare
+    arrays (a large sum may become the engine's own)."""
+    if r0.__class__ is not _ndarray or r1.__class__ is not _ndarray or r0.size >= _OWN_MIN:
+        return None
+    s = r0 + r1
+    return [s if s.__class__ is _ndarray else np.asarray(s)]  # (0-d + 0-d is a scalar)
+
+
 def _every(edges: list[Any]) -> Any:
     """The needs of a node whose every edge is wanted (edges are None for constants)."""
     if len(edges) == 1:
@@ -237,6 +268,7 @@ def _every(edges: list[Any]) -> Any:
 
 
 _ONE = (True,)
+_EVERY2 = (((False, False), (False, True)), ((True, False), (True, True)))  # [edge 0][edge 1]
 _PLAIN_CT = frozenset((np.ndarray, Tensor))  # (not a Scatter or Given, which _add_to unpacks)
 
 

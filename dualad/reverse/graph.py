@@ -559,58 +559,55 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         _set_node(out, node, 0)
 
 
-def record1(prim: Any, args: Any, out: Tensor) -> None:
-    """``record`` for the elementwise hot path's unary call: a plain input that requires
-    grad, a plain output. The same node, in straight-line code (this is the reverse
-    chain's cost per op)."""
-    (a,) = args
-    if a._meta is not None:
-        _savable(a)
-    n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, comes first)
-    e = (n, a._out_nr) if n is not None else edge_of(a)
-    d = a._data
-    _plain_node(prim, args, out, [e], [(d.shape, d.dtype)], _ABSENTS[1], [None], prim.reads[0])
-
-
-def record2(prim: Any, args: Any, out: Tensor) -> None:
-    """``record`` for the elementwise hot path's binary call: plain inputs (one requires
-    grad) or Python scalars, a plain output; any other constant goes to ``record``."""
-    a, b = args
-    ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
-        return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
-    reads = ()
-    va = ea = vb = eb = None
-    if ta:
+def record_hot(prim: Any, args: Any, out: Tensor) -> None:
+    """``record`` for the elementwise hot path's plain calls, in straight-line code (this
+    is the reverse chain's cost per op): one or two inputs, each a plain Tensor (one
+    requires grad) or a Python scalar, and a plain output; any other constant goes to
+    ``record``. The node is the one ``record`` makes, plus its lane (``Node.lane``)."""
+    if len(args) == 1:
+        (a,) = args
+        if a._meta is not None:
+            _savable(a)
+        n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, first)
+        e = (n, a._out_nr) if n is not None else edge_of(a)
         d = a._data
         va = (d.shape, d.dtype)
-        if a._rg:
-            if a._meta is not None:
-                _savable(a)
-            n = a._node
-            ea = (n, a._out_nr) if n is not None else edge_of(a)
-            reads = prim.reads[0]
-    if tb:
-        d = b._data
-        vb = (d.shape, d.dtype)
-        if b._rg:
-            if b._meta is not None:
-                _savable(b)
-            n = b._node
-            eb = (n, b._out_nr) if n is not None else edge_of(b)
-            reads = prim.reads[1] if not reads else reads + prim.reads[1]
-    if ta and tb:
-        consts, arrays = _ABSENTS[2], [None, None]
-    else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
-        consts, arrays = [_ABSENT if ta else a, _ABSENT if tb else b], [
-            None if ta else a, None if tb else b]
-    _plain_node(prim, args, out, [ea, eb], [va, vb], consts, arrays, reads)
-
-
-def _plain_node(prim: Any, args: Any, out: Tensor, edges: list[Any], avals: list[Any],
-                consts: Any, arrays: list[Any], reads: Any) -> None:
-    """The node ``record1``/``record2`` attach to ``out`` (one plain output, no params, no
-    batch axes), saving ``reads``; with its lane (``Node.lane``) when it has one."""
+        edges, avals, consts, arrays = [e], [va], _ABSENTS[1], [None]
+        reads = prim.reads[0]
+    else:
+        a, b = args
+        ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
+        if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
+            return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
+        reads = ()
+        va = ea = vb = eb = None
+        if ta:
+            d = a._data
+            va = (d.shape, d.dtype)
+            if a._rg:
+                if a._meta is not None:
+                    _savable(a)
+                n = a._node
+                ea = (n, a._out_nr) if n is not None else edge_of(a)
+                reads = prim.reads[0]
+        if tb:
+            d = b._data
+            vb = (d.shape, d.dtype)
+            if b._rg:
+                if b._meta is not None:
+                    _savable(b)
+                n = b._node
+                eb = (n, b._out_nr) if n is not None else edge_of(b)
+                reads = prim.reads[1] if not reads else reads + prim.reads[1]
+        edges, avals = [ea, eb], [va, vb]
+        if ta and tb:
+            consts, arrays = _ABSENTS[2], [None, None]
+            if a is not b:
+                va = None  # (the output's shape is the broadcast one)
+        else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
+            consts = [_ABSENT if ta else a, _ABSENT if tb else b]
+            arrays = [None if ta else a, None if tb else b]
+            va = va or vb  # (a Python scalar does not change the shape)
     node = _new(Node)
     node.prim = prim
     node.params = _NOTHING
@@ -620,28 +617,22 @@ def _plain_node(prim: Any, args: Any, out: Tensor, edges: list[Any], avals: list
     node.nbs = None
     node.edges, node.avals, node.consts = edges, avals, consts
     y = out._data
-    node.out_avals = ((y.shape, y.dtype),)
+    # the output's aval: an input's when it has that input's shape and dtype
+    node.out_avals = (va if va is not None and va[1] is y.dtype else (y.shape, y.dtype),)
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None
     if not reads:
         node.saved = _NOTHING
         node.lane = (arrays, None, ()) if lane else None
-        return
+        return None
     if hooks_live[0] and saved_hooks.stack:
         node.saved, node.lane = _saved_plain(reads, args, out), None
-        return
+        return None
     saved: dict[Any, Any] = {}
-    vcs = []  # the version counters the lane checks (each saved at version 0)
+    vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
     ys = None
     for r in reads:
-        if r == "out":
-            sv = _new(SavedValue)  # (_save_output's, for a fresh plain output)
-            ys = sv.packed = y
-            sv.unpack, sv.nr, sv.version = None, 0, 0
-            sv.vc = out._vc = [0]
-            saved["out"] = [sv]
-            vcs.append(sv.vc)
-        else:
+        if r.__class__ is int:
             a = args[r]
             if a.__class__ is Tensor:  # (a Python scalar is in consts and arrays already)
                 if a._meta is not None:
@@ -654,9 +645,18 @@ def _plain_node(prim: Any, args: Any, out: Tensor, edges: list[Any], avals: list
                 else:
                     saved[r] = a
                     arrays[r] = a._data
-                    vcs.append(vc)
+                    if not vcs or vc is not vcs[0]:
+                        vcs += (vc,)
+        else:  # "out": as _save_output saves a fresh plain output
+            sv = _new(SavedValue)
+            ys = sv.packed = y
+            sv.unpack, sv.nr, sv.version = None, 0, 0
+            sv.vc = out._vc = [0]
+            saved["out"] = [sv]
+            vcs += (sv.vc,)
     node.saved = saved or _NOTHING
     node.lane = (arrays, ys, vcs) if lane else None
+    return None
 
 
 def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
@@ -709,5 +709,4 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
-D.hooks["record1"] = record1
-D.hooks["record2"] = record2
+D.hooks["record_hot"] = record_hot
