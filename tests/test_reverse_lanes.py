@@ -162,3 +162,50 @@ def test_f_of_x_and_x_sums_both_cotangents(size):
     (gx,) = da.grad(dnp.exp(h * h), x, seed)  # (then on through sin)
     c = seed._data * np.exp(h._data * h._data)
     np.testing.assert_array_equal(gx.numpy(), (c * h._data + c * h._data) * np.cos(x._data))
+
+
+def _leaves(node):
+    """The AccumulateGrad nodes reachable from ``node``, by walking the graph."""
+    seen, stack, out = set(), [node], set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if not n.edges:
+            out.add(n)
+        stack += [e[0] for e in n.edges if e is not None]
+    return out
+
+
+def test_a_nodes_one_leaf_is_the_one_its_paths_reach():
+    # Node.leaf lets grad() skip its pruning pass; it must name the one leaf reached
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    w = da.tensor([0.5, 0.6], requires_grad=True)
+    c = da.tensor([1.0, 2.0])
+    h = dnp.sin(x)
+    made = [h, h * h, h * 2.0, 3.0 - h, h * c, c * h, h * w, w * h, dnp.exp(h * w), h + x,
+            dnp.sum(h), dnp.sum(h * w), dnp.stack([h, h]), dnp.stack([h, w]), h[0] * x[1],
+            dnp.where(c > 1, h, w), dnp.matmul(h, x), dnp.sin(dnp.sum(h * w) * h)]
+    named = 0
+    for t in made:
+        for n in _nodes(t):
+            reached = _leaves(n)
+            if n.leaf is not None:
+                assert reached == {n.leaf}, n.name()
+                named += 1
+            else:
+                assert len(reached) > 1 or n.custom is not None, n.name()
+    assert named > 10
+
+
+def test_grad_prunes_what_leads_to_no_input_asked_for():
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    w = da.tensor([0.5, 0.6], requires_grad=True)
+    u = dnp.exp(w)
+    calls = []
+    u.grad_fn.register_prehook(lambda g: calls.append("w side"))
+    y = dnp.sin(x) * u
+    (gx,) = da.grad(y.sum(), x)
+    assert calls == []  # (the node on w's side only did not run)
+    np.testing.assert_array_equal(gx.numpy(), u._data * np.cos(x._data))

@@ -137,7 +137,9 @@ def run(
                 continue
             captures[(node, nr)] = k
             captures[node] = -1  # marks a node with captured outputs
-        need = _needed(roots, {key for key in captures if key.__class__ is not tuple})
+        targets = {key for key in captures if key.__class__ is not tuple}
+        if not all((lf := n.leaf) is not None and lf in targets for n, _ in roots):
+            need = _needed(roots, targets)  # (else each root leads to one leaf, asked for)
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
 
     # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse

@@ -165,11 +165,15 @@ class Node:
     ``_plain_arrays`` gives, and the version counters of what it saved, each at version
     0 then); the engine's straight lane checks the counters and calls the transpose.
     None for every other node, and once the saved values are released.
+
+    ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
+    None (several, or not known): when it is an input asked for, ``grad()`` needs no
+    pruning pass.
     """
 
     __slots__ = (
         "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "hooked",
-        "custom", "nbs", "lane", "__weakref__",
+        "custom", "nbs", "lane", "leaf", "__weakref__",
         # the tables: set on first use (by ``_table``), which also sets ``hooked``
         "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata",
     )
@@ -380,6 +384,7 @@ def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
     node.custom = None
     node.nbs = None  # batch ranks of (output, *inputs) in the forward pass, if any
     node.lane = None
+    node.leaf = None  # (not known)
 
 
 class _Nothing(dict):  # type: ignore[type-arg]
@@ -444,6 +449,10 @@ class AccumulateGrad:
         return "AccumulateGrad"
 
     @property
+    def leaf(self) -> AccumulateGrad:
+        return self  # (the one leaf it leads to: see Node.leaf)
+
+    @property
     def next_functions(self) -> tuple[()]:
         return ()
 
@@ -489,6 +498,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     edges: list[Any] = []
     avals: list[Any] = []
     consts = None
+    leaf: Any = _ABSENT  # (see Node.leaf)
     i = 0
     for a in args:
         if a.__class__ is Tensor:
@@ -499,7 +509,10 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 if inner._meta is not None:
                     _savable(inner)
                 node_in = inner._node
-                edges.append((node_in, inner._out_nr) if node_in is not None else edge_of(inner))
+                e = (node_in, inner._out_nr) if node_in is not None else edge_of(inner)
+                edges.append(e)
+                lf = e[0].leaf
+                leaf = lf if leaf is _ABSENT or leaf is lf else None
                 if per_input and i < len(reads) and reads[i]:
                     want = reads[i] if want is None else want + reads[i]
             else:
@@ -520,6 +533,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     node = _new(Node)
     _init_node(node, prim, params)
     node.edges, node.avals = edges, avals
+    if leaf is not _ABSENT:
+        node.leaf = leaf
     node.consts = consts if consts is not None else _ABSENTS[i] if i < 8 else _all_absent(i)
     if prim.multi:
         node.out_avals = [(o.shape, o._data.dtype) for o in out]
@@ -574,6 +589,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         va = (d.shape, d.dtype)
         edges, avals, consts, arrays = [e], [va], _ABSENTS[1], [None]
         reads = prim.reads[0]
+        leaf = e[0].leaf
     else:
         a, b = args
         ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
@@ -600,6 +616,10 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 eb = (n, b._out_nr) if n is not None else edge_of(b)
                 reads = prim.reads[1] if not reads else reads + prim.reads[1]
         edges, avals = [ea, eb], [va, vb]
+        leaf = ea[0].leaf if ea is not None else None
+        if eb is not None:
+            lf = eb[0].leaf
+            leaf = lf if ea is None else leaf if leaf is lf else None
         if ta and tb:
             consts, arrays = _ABSENTS[2], [None, None]
             if a is not b:
@@ -615,6 +635,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     node.hooked = False
     node.custom = None
     node.nbs = None
+    node.leaf = leaf
     node.edges, node.avals, node.consts = edges, avals, consts
     y = out._data
     # the output's aval: an input's when it has that input's shape and dtype
