@@ -628,7 +628,7 @@ def _node_fields(node):
         return ("bare", id(v._data))  # (a constant array is wrapped anew, its data shared)
 
     consts = [c if isinstance(c, (int, float)) else "absent" for c in node.consts]
-    return (dict(node.params), node.edges, node.avals, consts, node.out_avals, node.nbs,
+    return (dict(node.params), list(node.edges), list(node.avals), consts, node.out_avals, node.nbs,
             None if node.saved is None else {k: saved(v) for k, v in node.saved.items()})
 
 

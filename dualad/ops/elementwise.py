@@ -535,13 +535,14 @@ _PLAIN_RESULT = """
         d._data = y
         d._level = 0
         d._nb = 0
-        d._rg = False
-        d._node = None
         d._vc = None
         d._meta = None
         if rg and _state.grad:
-            _hooks["record_hot"](prim, args, d)
-        elif _inference[0] and _state.inference:
+            _hooks["record_hot"](prim, args, d)  # (which sets _rg, _node and _out_nr)
+            return d
+        d._rg = False
+        d._node = None
+        if _inference[0] and _state.inference:
             _mark_inference(d)
         return d"""
 

@@ -587,7 +587,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         e = (n, a._out_nr) if n is not None else edge_of(a)
         d = a._data
         va = (d.shape, d.dtype)
-        edges, avals, consts, arrays = [e], [va], _ABSENTS[1], [None]
+        edges, avals, consts = (e,), (va,), _ABSENTS[1]
+        p0 = p1 = None  # (the arrays of the lane)
         reads = prim.reads[0]
         leaf = e[0].leaf
     else:
@@ -615,18 +616,18 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 n = b._node
                 eb = (n, b._out_nr) if n is not None else edge_of(b)
                 reads = prim.reads[1] if not reads else reads + prim.reads[1]
-        edges, avals = [ea, eb], [va, vb]
+        edges, avals = (ea, eb), (va, vb)
         leaf = ea[0].leaf if ea is not None else None
         if eb is not None:
             lf = eb[0].leaf
             leaf = lf if ea is None else leaf if leaf is lf else None
         if ta and tb:
-            consts, arrays = _ABSENTS[2], [None, None]
+            consts, p0, p1 = _ABSENTS[2], None, None
             if a is not b:
                 va = None  # (the output's shape is the broadcast one)
         else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
             consts = [_ABSENT if ta else a, _ABSENT if tb else b]
-            arrays = [None if ta else a, None if tb else b]
+            p0, p1 = None if ta else a, None if tb else b
             va = va or vb  # (a Python scalar does not change the shape)
     node = _new(Node)
     node.prim = prim
@@ -642,41 +643,42 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     node.out_avals = (va if va is not None and va[1] is y.dtype else (y.shape, y.dtype),)
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None
-    if not reads:
-        node.saved = _NOTHING
-        node.lane = (arrays, None, ()) if lane else None
-        return None
-    if hooks_live[0] and saved_hooks.stack:
-        node.saved, node.lane = _saved_plain(reads, args, out), None
-        return None
-    saved: dict[Any, Any] = {}
+    saved: Any = _NOTHING
     vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
     ys = None
-    for r in reads:
-        if r.__class__ is int:
-            a = args[r]
-            if a.__class__ is Tensor:  # (a Python scalar is in consts and arrays already)
-                if a._meta is not None:
-                    _savable(a)
-                vc = a._vc
-                if vc is None:
-                    vc = a._vc = [0]
-                if vc[0]:  # (an input changed in place before: no lane)
-                    saved[r], lane = SavedValue(a), False
-                else:
+    if reads:
+        if hooks_live[0] and saved_hooks.stack:
+            node.saved, node.lane = _saved_plain(reads, args, out), None
+            return None
+        saved = {}
+        for r in reads:
+            if r.__class__ is int:
+                a = args[r]
+                if a.__class__ is Tensor:  # (a Python scalar is in consts and p0, p1 already)
+                    if a._meta is not None:
+                        _savable(a)
+                    vc = a._vc
+                    if vc is None:
+                        vc = a._vc = [0]
+                    if vc[0]:  # (an input changed in place before: no lane)
+                        saved[r], lane = SavedValue(a), False
+                        continue
                     saved[r] = a
-                    arrays[r] = a._data
+                    if r:
+                        p1 = a._data
+                    else:
+                        p0 = a._data
                     if not vcs or vc is not vcs[0]:
                         vcs += (vc,)
-        else:  # "out": as _save_output saves a fresh plain output
-            sv = _new(SavedValue)
-            ys = sv.packed = y
-            sv.unpack, sv.nr, sv.version = None, 0, 0
-            sv.vc = out._vc = [0]
-            saved["out"] = [sv]
-            vcs += (sv.vc,)
+            else:  # "out": as _save_output saves a fresh plain output
+                sv = _new(SavedValue)
+                ys = sv.packed = y
+                sv.unpack, sv.nr, sv.version = None, 0, 0
+                sv.vc = out._vc = [0]
+                saved["out"] = [sv]
+                vcs += (sv.vc,)
     node.saved = saved or _NOTHING
-    node.lane = (arrays, ys, vcs) if lane else None
+    node.lane = ((p0,) if len(args) == 1 else (p0, p1), ys, vcs) if lane else None
     return None
 
 
