@@ -12,6 +12,7 @@ import pytest
 import dualad as da
 import dualad.numpy as dnp
 from dualad.ops import elementwise as E
+from dualad.reverse.graph import Node
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (values out of domain)
 
@@ -21,7 +22,7 @@ def _nodes(t):
     seen, stack = {}, [t.grad_fn]
     while stack:
         n = stack.pop()
-        if n is None or id(n) in seen or not hasattr(n, "lane"):
+        if n is None or id(n) in seen or not isinstance(n, Node):
             continue
         seen[id(n)] = n
         stack += [e[0] for e in n.edges if e is not None]
@@ -61,7 +62,9 @@ def test_the_lane_keeps_what_plain_arrays_gives():
     for y, _ in _graphs():
         for n in _nodes(y):
             if n.lane is not None:
-                arrays, out, _ = n.lane
+                arrays, out, _, od, every = n.lane
+                assert od is n.out_avals[0][1]
+                assert tuple(every) == tuple(e is not None for e in n.edges)
                 want = n._plain_arrays()
                 assert want is not None
                 assert len(arrays) == len(want[0]) and out is want[1], n.name()
@@ -209,3 +212,36 @@ def test_grad_prunes_what_leads_to_no_input_asked_for():
     (gx,) = da.grad(y.sum(), x)
     assert calls == []  # (the node on w's side only did not run)
     np.testing.assert_array_equal(gx.numpy(), u._data * np.cos(x._data))
+
+
+def test_a_chain_hands_over_at_hooks_captures_and_changed_values():
+    # the lane runs a chain of nodes itself; a node with a hook, a captured input or a
+    # changed saved value goes the general way, as does everything after it
+    def chain(x):
+        made = [x]
+        for f in [dnp.sin, dnp.exp, lambda t: t * 1.5, dnp.tanh, dnp.cos, lambda t: -t]:
+            made.append(f(made[-1]))
+        return made
+
+    x = da.tensor([0.3, 0.2], requires_grad=True)
+    seed = da.tensor([1.0, 0.5])
+    for case in ["hook", "capture", "prehook"]:
+        made = chain(x)
+        calls = []
+        if case == "hook":
+            made[3].register_hook(lambda g, calls=calls: calls.append(1) or g * 2)
+        elif case == "prehook":
+            made[2].grad_fn.register_prehook(lambda g, calls=calls: calls.append(1))
+        ins = (x, made[2]) if case == "capture" else (x,)
+        got = da.grad(made[-1], ins, seed, retain_graph=True)
+        for n in _nodes(made[-1]):
+            n.lane = None
+        want = da.grad(made[-1], ins, seed)
+        assert calls == ([1, 1] if case != "capture" else [])
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    made = chain(x)
+    with da.no_grad():
+        made[2][0] = 0.5  # (exp saved its output; the chain reaches it after four nodes)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        da.grad(made[-1], x, seed)

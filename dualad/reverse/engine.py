@@ -173,6 +173,13 @@ def run(
                 if needs is None:  # leads to no input that was asked for
                     node = None
                     continue
+            if not node.hooked and node.lane is not None and grads[0].__class__ is _ndarray \
+                    and node not in captures:
+                went = _lane(node, grads, needs, need, captures, buf, heap, own, not retain_graph)
+                if went is not None:
+                    node, grads = went
+                    mine = False
+                    continue
             nxt = None
             ran = True
             if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
@@ -184,22 +191,8 @@ def run(
                     n_in = len(edges)
                     needs = _ONE if n_in == 1 else _EVERY2[edges[0] is not None][
                         edges[1] is not None] if n_in == 2 else _every(edges)
-                lane = node.lane
-                res = None
-                if lane is not None and grads[0].__class__ is _ndarray:
-                    # the straight lane (graph.Node.lane): the values were saved plain and
-                    # the cotangent is a bare array, so this is vjp's array transpose
-                    arrays, y, vcs = lane
-                    for vc in vcs:
-                        if vc[0]:  # changed in place: vjp raises torch's error
-                            break
-                    else:
-                        prim = node.prim
-                        res = prim.transposed(prim, grads[0], arrays, y, node.avals, needs,
-                                              node.out_avals[0][1])
-                if res is None:
-                    res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                        node.vjp(grads, needs, mine)
+                res = node.custom(tensors(grads), needs) if node.custom is not None else \
+                    node.vjp(grads, needs, mine)
                 if heap:
                     k = -1
                 elif len(res) == 1:
@@ -237,6 +230,60 @@ def run(
     for k, first in again:
         got[k] = got[first]
     return got
+
+
+def _lane(node: Any, grads: list[Any], needs: Any, need: Any, captures: Any, buf: Any,
+          heap: Any, own: Any, release: bool) -> tuple[Any, Any] | None:
+    """Run ``node`` by its straight lane (``graph.Node.lane``: the values were saved plain
+    and the cotangent is a bare array, so this is ``Node.vjp``'s array transpose), and then,
+    while nothing else is pending and each sends one bare cotangent on, the chain of lane
+    nodes it feeds. Returns the node to run next (None: take one from the heap) and its
+    cotangents; None if ``node`` did not run (a saved value changed: ``vjp`` raises)."""
+    first = True
+    while True:
+        arrays, y, vcs, od, every = node.lane
+        for vc in vcs:
+            if vc[0]:  # changed in place: the general way raises torch's error
+                return None if first else (node, grads)
+        first = False
+        prim = node.prim
+        if needs is None:
+            needs = every
+        res = prim.transposed(prim, grads[0], arrays, y, node.avals, needs, od)
+        if release and node.saved:
+            node.saved = node.lane = None  # (what it saved)
+        edges = node.edges
+        r = res[0]
+        if len(res) == 1:
+            e = edges[0]
+        else:  # (a result is None exactly where it is not needed)
+            r1 = res[1]
+            e = edges[0]
+            if r is None:
+                r, e = r1, edges[1]
+            elif r1 is not None:  # f(x, x) sends one sum on; else both go to _add_to
+                pair = _pair(r, r1) if e == edges[1] else None
+                r = None if pair is None else pair[0]
+        if r is None or heap or r.__class__ is not _ndarray:
+            for e, r, n in zip(edges, res, needs, strict=True):
+                if n and r is not None:
+                    _add_to(buf, heap, e[0], e[1], r, own)
+            return None, None
+        node, nr = e
+        n_out = len(node.out_avals)
+        if n_out == 1:
+            grads = res if len(res) == 1 else [r]  # (the rule's own list: [r])
+        else:
+            grads = [None] * n_out
+            grads[nr] = r
+        if need is not None:
+            needs = need.get(node)
+            if needs is None:  # leads to no input that was asked for
+                return None, None
+        else:
+            needs = None
+        if node.hooked or node.lane is None or node in captures:
+            return node, grads
 
 
 def _only(res: list[Any], needs: Any) -> int:

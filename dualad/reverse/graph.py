@@ -161,10 +161,11 @@ class Node:
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``.
 
     ``lane``: for a node the hot path recorded with nothing but plain values, the
-    arguments of ``prim.transposed`` kept at record time, ``(arrays, y, vcs)`` (what
-    ``_plain_arrays`` gives, and the version counters of what it saved, each at version
-    0 then); the engine's straight lane checks the counters and calls the transpose.
-    None for every other node, and once the saved values are released.
+    arguments of ``prim.transposed`` kept at record time, ``(arrays, y, vcs, od,
+    every)``: what ``_plain_arrays`` gives, the version counters of what it saved (each
+    at version 0 then), the output's dtype and the needs when every input is asked for.
+    The engine's straight lane (``engine._lane``) checks the counters and calls the
+    transpose. None for every other node, and once the saved values are released.
 
     ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
     None (several, or not known): when it is an input asked for, ``grad()`` needs no
@@ -430,6 +431,7 @@ class AccumulateGrad:
                  "retain", "edges", "__weakref__")
     saved = None  # nothing to release
     hooked = True  # the engine runs leaves through its general path
+    lane = None
     out_avals = (None,)  # one output (the engine counts them)
 
     def _table(self, name: str) -> dict[Any, Any]:
@@ -591,6 +593,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         p0 = p1 = None  # (the arrays of the lane)
         reads = prim.reads[0]
         leaf = e[0].leaf
+        every = _ONE  # (the needs when every input is asked for)
     else:
         a, b = args
         ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
@@ -617,6 +620,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 eb = (n, b._out_nr) if n is not None else edge_of(b)
                 reads = prim.reads[1] if not reads else reads + prim.reads[1]
         edges, avals = (ea, eb), (va, vb)
+        every = _EVERY2[ea is not None][eb is not None]
         leaf = ea[0].leaf if ea is not None else None
         if eb is not None:
             lf = eb[0].leaf
@@ -639,8 +643,9 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     node.leaf = leaf
     node.edges, node.avals, node.consts = edges, avals, consts
     y = out._data
+    od = y.dtype
     # the output's aval: an input's when it has that input's shape and dtype
-    node.out_avals = (va if va is not None and va[1] is y.dtype else (y.shape, y.dtype),)
+    node.out_avals = (va if va is not None and va[1] is od else (y.shape, od),)
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None
     saved: Any = _NOTHING
@@ -678,7 +683,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 saved["out"] = [sv]
                 vcs += (sv.vc,)
     node.saved = saved or _NOTHING
-    node.lane = ((p0,) if len(args) == 1 else (p0, p1), ys, vcs) if lane else None
+    node.lane = ((p0,) if len(args) == 1 else (p0, p1), ys, vcs, od, every) \
+        if lane else None
     return None
 
 
@@ -708,6 +714,8 @@ def _savable(a: Tensor) -> None:
 
 
 _ABSENTS: list[tuple[Any, ...]] = []
+_ONE = (True,)
+_EVERY2 = (((False, False), (False, True)), ((True, False), (True, True)))  # [edge 0][edge 1]
 
 
 def _all_absent(n: int) -> tuple[Any, ...]:
