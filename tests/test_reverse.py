@@ -634,7 +634,8 @@ def _node_fields(node):
 
 def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
     # The elementwise hot path records plain unary and binary calls with its own
-    # straight-line code (record_hot); the node must be the one record makes.
+    # straight-line code (graph.recorder: _unary for one input, record_hot for two); the
+    # node must be the one record makes.
     from dualad.ops import elementwise as E
 
     x = da.tensor([0.3, 0.7], requires_grad=True)
@@ -648,7 +649,7 @@ def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
         ("multiply", (h, h)), ("multiply", (h, 1.5)), ("multiply", (1.5, h)),
         ("multiply", (h, c)), ("multiply", (c, h)), ("multiply", (h, x)), ("add", (h, 0.5)),
         ("subtract", (0.5, h)), ("divide", (h, x)), ("multiply", (h, np.array([1.0, 2.0]))),
-        ("multiply", (v, h)), ("sin", (v,)), ("power", (h, 3)),
+        ("multiply", (v, h)), ("sin", (v,)), ("power", (h, 3)), ("sinc", (h,)), ("sinc", (v,)),
     ]
     for name, args in cases:
         prim = E.PRIMS[name]
@@ -684,6 +685,6 @@ def test_factories_in_inference_mode_make_inference_tensors():
     with pytest.raises(RuntimeError, match="outside InferenceMode"):
         made[0].requires_grad_()
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
-        dnp.sin(made[-1])  # (record_hot)
+        dnp.sin(made[-1])  # (_unary)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         made[-1] * da.tensor([2.0])

@@ -538,7 +538,7 @@ _PLAIN_RESULT = """
         d._vc = None
         d._meta = None
         if rg and _state.grad:
-            _hooks["record_hot"](prim, args, d)  # (which sets _rg, _node and _out_nr)
+            _record(prim, args, d)  # (which sets _rg, _node and _out_nr)
             return d
         d._rg = False
         d._node = None
@@ -628,6 +628,13 @@ def hot_{name}(prim, args):
 """
 
 
+def _first_record(prim: Any, args: Any, out: Any) -> None:
+    """A hot function's ``_record`` until its first recorded call, which binds there the
+    recorder reverse mode makes for its primitive (``graph.recorder``)."""
+    rec = prim.hot.__globals__["_record"] = _D.hooks["recorder"](prim)
+    rec(prim, args, out)
+
+
 def _marked(out: Any) -> Any:
     """``out``, marked as made in inference mode if it was (``apply``'s last step)."""
     if _inference[0] and _state.inference:
@@ -680,7 +687,7 @@ def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
                      _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
                      _binary_tangent=_binary_tangent, _marked=_marked,
                      _generic=np.generic, _asarray=np.asarray, _live=_D.live,
-                     _state=_state, _inference=_inference, _hooks=_D.hooks,
+                     _state=_state, _inference=_inference, _record=_first_record,
                      _mark_inference=_D._mark_inference)
 
 

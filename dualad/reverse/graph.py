@@ -576,70 +576,111 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         _set_node(out, node, 0)
 
 
-def record_hot(prim: Any, args: Any, out: Tensor) -> None:
-    """``record`` for the elementwise hot path's plain calls, in straight-line code (this
-    is the reverse chain's cost per op): one or two inputs, each a plain Tensor (one
-    requires grad) or a Python scalar, and a plain output; any other constant goes to
-    ``record``. The node is the one ``record`` makes, plus its lane (``Node.lane``)."""
-    if len(args) == 1:
+def recorder(prim: Any) -> Callable[..., None]:
+    """What the hot path records a plain call of ``prim`` with (bound once per primitive):
+    ``record_hot`` for two inputs; for one, a recorder made for what the primitive saves
+    (its input, its output, both or nothing: ``_unary``)."""
+    reads = prim.reads
+    if len(reads) == 2:
+        return record_hot
+    assert len(reads) == 1 and all(r in (0, "out") for r in reads[0])  # (a formula's names)
+    return _unary(0 in reads[0], "out" in reads[0], prim.transposed is not None)
+
+
+def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
+    """``record_hot`` for one input, in straight-line code for what the primitive saves
+    (no loop over its reads): the same node and lane."""
+    saves = save_in or save_out
+
+    def record_unary(prim: Any, args: Any, out: Tensor) -> None:
         (a,) = args
+        if saves and hooks_live[0] and saved_hooks.stack:
+            return record(prim, args, out, {})
         if a._meta is not None:
             _savable(a)
         n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, first)
         e = (n, a._out_nr) if n is not None else edge_of(a)
         d = a._data
         va = (d.shape, d.dtype)
-        edges, avals, consts = (e,), (va,), _ABSENTS[1]
-        p0 = p1 = None  # (the arrays of the lane)
-        reads = prim.reads[0]
-        leaf = e[0].leaf
-        every = _ONE  # (the needs when every input is asked for)
-    else:
-        a, b = args
-        ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-        if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
-            return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
-        reads = ()
-        va = ea = vb = eb = None
-        if ta:
-            d = a._data
-            va = (d.shape, d.dtype)
-            if a._rg:
-                if a._meta is not None:
-                    _savable(a)
-                n = a._node
-                ea = (n, a._out_nr) if n is not None else edge_of(a)
-                reads = prim.reads[0]
-        if tb:
-            d = b._data
-            vb = (d.shape, d.dtype)
-            if b._rg:
-                if b._meta is not None:
-                    _savable(b)
-                n = b._node
-                eb = (n, b._out_nr) if n is not None else edge_of(b)
-                reads = prim.reads[1] if not reads else reads + prim.reads[1]
-        edges, avals = (ea, eb), (va, vb)
-        every = _EVERY2[ea is not None][eb is not None]
-        leaf = ea[0].leaf if ea is not None else None
-        if eb is not None:
-            lf = eb[0].leaf
-            leaf = lf if ea is None else leaf if leaf is lf else None
-        if ta and tb:
-            consts, p0, p1 = _ABSENTS[2], None, None
-            if a is not b:
-                va = None  # (the output's shape is the broadcast one)
-        else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
-            consts = [_ABSENT if ta else a, _ABSENT if tb else b]
-            p0, p1 = None if ta else a, None if tb else b
-            va = va or vb  # (a Python scalar does not change the shape)
+        node = _new(Node)
+        node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
+            prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
+        node.leaf = e[0].leaf
+        node.edges, node.avals, node.consts = (e,), (va,), _ABSENTS[1]
+        y = out._data
+        od = y.dtype
+        node.out_avals = (va if va[1] is od else (y.shape, od),)  # (a ufunc keeps the shape)
+        out._rg, out._node, out._out_nr = True, node, 0
+        if not saves:
+            node.saved = _NOTHING
+            node.lane = ((None,), None, (), od, _ONE) if lane else None
+            return None
+        x = ys = None
+        vcs: Any = ()  # (as record_hot's)
+        if save_in:
+            vc = a._vc
+            if vc is None:
+                vc = a._vc = [0]
+            if vc[0]:  # (changed in place before: saved with its version, no lane)
+                saved, vcs = {0: SavedValue(a)}, None
+            else:
+                saved, x, vcs = {0: a}, d, (vc,)
+        if save_out:
+            sv = _save_output(out, 0, True)
+            ys = y
+            if save_in:
+                saved["out"] = [sv]
+            else:
+                saved = {"out": [sv]}
+            if vcs is not None:
+                vcs += (sv.vc,)
+        node.saved = saved
+        node.lane = ((x,), ys, vcs, od, _ONE) if lane and vcs is not None else None
+        return None
+
+    return record_unary
+
+
+def record_hot(prim: Any, args: Any, out: Tensor) -> None:
+    """``record`` for the elementwise hot path's plain binary calls, in straight-line code
+    (this is the reverse chain's cost per op): each input a plain Tensor (one requires
+    grad) or a Python scalar, a plain output; any other constant goes to ``record``. The
+    node is the one ``record`` makes, plus its lane (``Node.lane``)."""
+    a, b = args
+    ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
+    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
+        return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
+    reads = ()
+    va = ea = vb = eb = None
+    if ta:
+        d = a._data
+        va = (d.shape, d.dtype)
+        if a._rg:
+            ea = _edge_in(a)
+            reads = prim.reads[0]
+    if tb:
+        d = b._data
+        vb = (d.shape, d.dtype)
+        if b._rg:
+            eb = _edge_in(b)
+            reads = prim.reads[1] if not reads else reads + prim.reads[1]
+    edges, avals = (ea, eb), (va, vb)
+    every = _EVERY2[ea is not None][eb is not None]
+    leaf = ea[0].leaf if ea is not None else None
+    if eb is not None:
+        lf = eb[0].leaf
+        leaf = lf if ea is None else leaf if leaf is lf else None
+    if ta and tb:
+        consts, p0, p1 = _ABSENTS[2], None, None  # (the lane's arrays)
+        if a is not b:
+            va = None  # (the output's shape is the broadcast one)
+    else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
+        consts = [_ABSENT if ta else a, _ABSENT if tb else b]
+        p0, p1 = None if ta else a, None if tb else b
+        va = va or vb  # (a Python scalar does not change the shape)
     node = _new(Node)
-    node.prim = prim
-    node.params = _NOTHING
-    node.seq = next(_seq)  # (after its inputs' nodes: a larger seq is later)
-    node.hooked = False
-    node.custom = None
-    node.nbs = None
+    node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
+        prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
     node.leaf = leaf
     node.edges, node.avals, node.consts = edges, avals, consts
     y = out._data
@@ -675,17 +716,22 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                         p0 = a._data
                     if not vcs or vc is not vcs[0]:
                         vcs += (vc,)
-            else:  # "out": as _save_output saves a fresh plain output
-                sv = _new(SavedValue)
-                ys = sv.packed = y
-                sv.unpack, sv.nr, sv.version = None, 0, 0
-                sv.vc = out._vc = [0]
+            else:  # "out"
+                sv = _save_output(out, 0, True)
+                ys = y
                 saved["out"] = [sv]
                 vcs += (sv.vc,)
     node.saved = saved or _NOTHING
-    node.lane = ((p0,) if len(args) == 1 else (p0, p1), ys, vcs, od, every) \
-        if lane else None
+    node.lane = ((p0, p1), ys, vcs, od, every) if lane else None
     return None
+
+
+def _edge_in(a: Tensor) -> tuple[Any, int]:
+    """The edge to a plain input that requires grad (``edge_of``, checking inference)."""
+    if a._meta is not None:
+        _savable(a)
+    n = a._node
+    return (n, a._out_nr) if n is not None else edge_of(a)
 
 
 def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
@@ -740,4 +786,4 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
-D.hooks["record_hot"] = record_hot
+D.hooks["recorder"] = recorder
