@@ -239,50 +239,47 @@ def _lane(node: Any, grads: list[Any], needs: Any, need: Any, captures: Any, buf
     while nothing else is pending and each sends one bare cotangent on, the chain of lane
     nodes it feeds. Returns the node to run next (None: take one from the heap) and its
     cotangents; None if ``node`` did not run (a saved value changed: ``vjp`` raises)."""
+    c = grads[0]  # (the one cotangent of a lane node: it has one output)
     first = True
     while True:
         arrays, y, vcs, od, every = node.lane
         for vc in vcs:
             if vc[0]:  # changed in place: the general way raises torch's error
-                return None if first else (node, grads)
+                return None if first else (node, [c])
         first = False
         prim = node.prim
-        if needs is None:
-            needs = every
-        res = prim.transposed(prim, grads[0], arrays, y, node.avals, needs, od)
+        res = prim.transposed(prim, c, arrays, y, node.avals, every if needs is None else needs,
+                              od)
         if release and node.saved:
             node.saved = node.lane = None  # (what it saved)
         edges = node.edges
-        r = res[0]
+        c = res[0]
         if len(res) == 1:
             e = edges[0]
         else:  # (a result is None exactly where it is not needed)
             r1 = res[1]
             e = edges[0]
-            if r is None:
-                r, e = r1, edges[1]
+            if c is None:
+                c, e = r1, edges[1]
             elif r1 is not None:  # f(x, x) sends one sum on; else both go to _add_to
-                pair = _pair(r, r1) if e == edges[1] else None
-                r = None if pair is None else pair[0]
-        if r is None or heap or r.__class__ is not _ndarray:
-            for e, r, n in zip(edges, res, needs, strict=True):
+                pair = _pair(c, r1) if e == edges[1] else None
+                c = None if pair is None else pair[0]
+        if c is None or heap or c.__class__ is not _ndarray:
+            for e, r, n in zip(edges, res, every if needs is None else needs, strict=True):
                 if n and r is not None:
                     _add_to(buf, heap, e[0], e[1], r, own)
             return None, None
         node, nr = e
-        n_out = len(node.out_avals)
-        if n_out == 1:
-            grads = res if len(res) == 1 else [r]  # (the rule's own list: [r])
-        else:
-            grads = [None] * n_out
-            grads[nr] = r
         if need is not None:
             needs = need.get(node)
             if needs is None:  # leads to no input that was asked for
                 return None, None
-        else:
-            needs = None
         if node.hooked or node.lane is None or node in captures:
+            n_out = len(node.out_avals)
+            if n_out == 1:
+                return node, [c]
+            grads = [None] * n_out
+            grads[nr] = c
             return node, grads
 
 
