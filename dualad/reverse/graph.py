@@ -606,10 +606,11 @@ def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
         node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
             prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
         node.leaf = e[0].leaf
-        node.edges, node.avals, node.consts = (e,), (va,), _ABSENTS[1]
         y = out._data
         od = y.dtype
-        node.out_avals = (va if va[1] is od else (y.shape, od),)  # (a ufunc keeps the shape)
+        avals = (va,)  # (a ufunc keeps the shape: the output's too, if the dtype is the same)
+        node.edges, node.avals, node.consts = (e,), avals, _ABSENTS[1]
+        node.out_avals = avals if va[1] is od else ((y.shape, od),)
         out._rg, out._node, out._out_nr = True, node, 0
         if not saves:
             node.saved = _NOTHING
