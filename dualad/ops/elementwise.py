@@ -19,6 +19,7 @@ R-linear rules below the table.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -628,10 +629,11 @@ def hot_{name}(prim, args):
 """
 
 
-def _first_record(prim: Any, args: Any, out: Any) -> None:
-    """A hot function's ``_record`` until its first recorded call, which binds there the
-    recorder reverse mode makes for its primitive (``graph.recorder``)."""
-    rec = prim.hot.__globals__["_record"] = _D.hooks["recorder"](prim)
+def _first_record(ns: dict[str, Any], prim: Any, args: Any, out: Any) -> None:
+    """A hot function's ``_record`` until its first recorded call, which binds there (in
+    the function's namespace ``ns``) the recorder reverse mode makes for its primitive
+    (``graph.recorder``)."""
+    rec = ns["_record"] = _D.hooks["recorder"](prim)
     rec(prim, args, out)
 
 
@@ -683,12 +685,14 @@ def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
             operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB"))
     else:
         return None
-    return _compiled(code, f"hot_{name}", impl=fn, Tensor=Tensor, _new=_new,
-                     _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
-                     _binary_tangent=_binary_tangent, _marked=_marked,
-                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
-                     _state=_state, _inference=_inference, _record=_first_record,
-                     _mark_inference=_D._mark_inference)
+    hot = _compiled(code, f"hot_{name}", impl=fn, Tensor=Tensor, _new=_new,
+                    _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
+                    _binary_tangent=_binary_tangent, _marked=_marked,
+                    _generic=np.generic, _asarray=np.asarray, _live=_D.live,
+                    _state=_state, _inference=_inference, _mark_inference=_D._mark_inference)
+    ns = hot.__globals__  # (its own namespace: see _compiled)
+    ns["_record"] = functools.partial(_first_record, ns)
+    return hot
 
 
 def _compiled(code: str, fname: str, **names: Any) -> Any:
