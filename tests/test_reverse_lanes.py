@@ -262,3 +262,30 @@ def test_the_lane_computes_only_the_cotangents_asked_for():
     with np.errstate(over="raise"):
         (gx,) = da.grad(y, x, da.tensor([10.0]))
     np.testing.assert_array_equal(gx.numpy(), [-10.0])
+
+
+def test_after_a_general_node_the_lane_takes_plain_tensor_cotangents(monkeypatch):
+    # a loss's sum runs the general way and sends a Tensor on; the lane takes its array
+    from dualad.reverse import engine
+
+    ran = []
+    lane = engine._lane
+    monkeypatch.setattr(engine, "_lane", lambda node, *a: ran.append(node) or lane(node, *a))
+    for y, ins in _graphs():
+        if y.dtype.kind != "f":
+            continue
+        loss = dnp.sum(y * 1.5)
+        del ran[:]
+        got = da.grad(loss, ins, allow_unused=True, retain_graph=True)
+        assert ran, y.grad_fn.name()
+        for n in _nodes(loss):
+            n.lane = None
+        want = da.grad(loss, ins, allow_unused=True, retain_graph=True)
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a.dtype == b.dtype and type(a) is type(b)
+                np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=y.grad_fn.name())
+    x = da.tensor([0.3, 0.4], requires_grad=True)
+    dnp.sum(dnp.exp(dnp.sin(x))).backward()  # (and into .grad)
+    np.testing.assert_array_equal(x.grad.numpy(), np.exp(np.sin(x._data)) * np.cos(x._data))

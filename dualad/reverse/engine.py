@@ -173,9 +173,9 @@ def run(
                 if needs is None:  # leads to no input that was asked for
                     node = None
                     continue
-            if not node.hooked and node.lane is not None and grads[0].__class__ is _ndarray \
-                    and node not in captures:
-                went = _lane(node, grads, needs, need, captures, buf, heap, own, not retain_graph)
+            if not node.hooked and node.lane is not None and node not in captures and (
+                    c := _bare(grads[0], create_graph)) is not None:
+                went = _lane(node, c, needs, need, captures, buf, heap, own, not retain_graph)
                 if went is not None:
                     node, grads = went
                     mine = False
@@ -232,14 +232,25 @@ def run(
     return got
 
 
-def _lane(node: Any, grads: list[Any], needs: Any, need: Any, captures: Any, buf: Any,
+def _bare(c: Any, create_graph: bool) -> Any:
+    """The cotangent as the bare array the lane takes, or None: a bare array, or when
+    nothing records a plain Tensor's array (a general node, such as a loss's sum, sends
+    Tensors on; the lane then sends bare arrays, as the root does)."""
+    if c.__class__ is _ndarray:
+        return c
+    if c.__class__ is Tensor and not (create_graph or c._level or c._nb or c._rg) and \
+            c._data.__class__ is _ndarray:
+        return c._data
+    return None
+
+
+def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
           heap: Any, own: Any, release: bool) -> tuple[Any, Any] | None:
     """Run ``node`` by its straight lane (``graph.Node.lane``: the values were saved plain
     and the cotangent is a bare array, so this is ``Node.vjp``'s array transpose), and then,
     while nothing else is pending and each sends one bare cotangent on, the chain of lane
     nodes it feeds. Returns the node to run next (None: take one from the heap) and its
     cotangents; None if ``node`` did not run (a saved value changed: ``vjp`` raises)."""
-    c = grads[0]  # (the one cotangent of a lane node: it has one output)
     first = True
     while True:
         arrays, y, vcs, od, every = node.lane
