@@ -169,8 +169,10 @@ np_namespace.update({
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only).
 
-    Calls go straight to ``apply`` (``Primitive.__call__``); ``arity`` (= ``nin``)
-    makes it refuse extra arrays — NumPy would take one as ``out`` — and keywords.
+    A call runs the primitive's hot function (``variant(p, "call")``, its class's
+    ``__call__``), or ``apply`` (``Primitive.__call__``) for one without; ``arity`` (=
+    ``nin``) makes ``apply`` refuse extra arrays — NumPy would take one as ``out`` —
+    and keywords.
     """
 
     __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs")
