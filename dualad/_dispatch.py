@@ -135,7 +135,9 @@ class Primitive:
 def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
     """Evaluate ``prim`` on ``args`` through levels, recording reverse nodes.
 
-    This is also every primitive's ``__call__``, so calling one costs a single frame.
+    This is also every primitive's ``__call__``, so calling one costs a single frame (a
+    formula ufunc's call, and the operators, run its ``hot`` function's code directly
+    and come here when it declines: ``elementwise.variant``).
     """
     hot = prim.hot
     if hot is not None and not params:

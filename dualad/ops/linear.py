@@ -338,8 +338,8 @@ def identity_seed(n: int, dtype: Any, order: str = "C") -> Any:
     ``order="F"`` lays it out column-major, batch axis last in memory: what a forward
     Jacobian wants, whose columns come out batch-first and are returned transposed —
     the seed's layout flows through the tangents (the identity and a diagonal are
-    symmetric, a selected matrix is copied in its own layout), so that transpose
-    is then a view, not a copy.
+    symmetric; selected columns and diagonals are made in the seed's layout), so
+    that transpose is then a view, not a copy.
 
     The last few small ones are kept: a Jacobian computed again at the same size
     (an optimiser's loop) then allocates no fresh identity (for arrays this size
