@@ -278,7 +278,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
-    p.hot = _specialized_hot(name, fn, srcs)
+    p.hot = _specialized_hot(p, fn, srcs)
     p.transposed = _specialized_transposed(name, srcs)
     if p.hot is not None:
         _called_directly(p)
@@ -564,14 +564,9 @@ _FLAT_RESULT = """
                 _mark_inference(d)
             return d"""
 
-_UNARY_HOT = """
-def hot_{name}(prim, args):
-    try:
-        (A,) = args
-    except ValueError:  # the wrong number of arguments: apply says so
-        return None
+_UNARY_HOT = """{head}
     if A.__class__ is not Tensor or A._nb:
-        return None
+        return {decline}
     L = A._level
     x = A._data
     if not L:
@@ -580,7 +575,7 @@ def hot_{name}(prim, args):
             y = _asarray(y)
         rg = A._rg{plain}
     if L not in _live or A._rg or A._p is not None or A._t.__class__ is not _ndarray:
-        return None  # (a level that exited, a placeholder, a tracked or nested dual)
+        return {decline}  # (a level that exited, a placeholder, a tracked or nested dual)
     y = impl(x)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
@@ -591,24 +586,19 @@ def hot_{name}(prim, args):
 _OPERAND = """
     if {T}.__class__ is Tensor:
         if {T}._nb:
-            return None
+            return {decline}
         {x} = {T}._data
         {L} = {T}._level
         if {L}:
             if {L} not in _live or {T}._rg or {T}._p is not None or {T}._t.__class__ is not _ndarray:
-                return None
+                return {decline}
             {g} = {T}._t
         else:
             {g} = None
     else:
         {x}, {g}, {L} = {T}, None, 0"""
 
-_BINARY_HOT = """
-def hot_{name}(prim, args):
-    try:
-        A, B = args
-    except ValueError:  # the wrong number of arguments: apply says so
-        return None{operand_a}{operand_b}
+_BINARY_HOT = """{head}{operand_a}{operand_b}
     L = LA or LB
     if not L:
         y = impl(a, b)
@@ -618,7 +608,7 @@ def hot_{name}(prim, args):
     if (LA and LB and LA != LB) or (
             not LA and A.__class__ is Tensor and A._rg) or (
             not LB and B.__class__ is Tensor and B._rg):
-        return None
+        return {decline}
     y = impl(a, b)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
@@ -663,88 +653,94 @@ def _normal(src: str, swap: bool = False) -> str:
 _INDENT = " " * 12  # (of the generated terms)
 
 
-def _specialized_hot(name: str, fn: Any, srcs: tuple[str, ...]) -> Any:
-    """The hot path of one formula primitive of one or two inputs (see above)."""
-    if len(srcs) == 1:
-        code = _UNARY_HOT.format(name=name, tt=_term_src(srcs[0], "A._t"),
-                                 plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
-    elif len(srcs) == 2:
-        ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
-        if ta == "None" or tb == "None":
-            tab = f"\n            tt = {tb if ta == 'None' else ta}"
-        else:  # each term in the output's dtype already, or the general rule (which casts
-            # each coefficient first) decides
-            both = "tt = ta + tb if ta.dtype is y.dtype and tb.dtype is y.dtype else None"
-            tab = f"\n{_INDENT}ta = {ta}\n{_INDENT}tb = {tb}\n{_INDENT}{both}"
-            if _normal(srcs[0], swap=True) == _normal(srcs[1]) and ta != "ga":
-                # f(x, x) of a symmetric f: the two terms are equal (bit for bit)
-                tab = (f"\n{_INDENT}ta = {ta}\n{_INDENT}if A is B:\n{_INDENT}    tt = ta + ta"
-                       f" if ta.dtype is y.dtype else None\n{_INDENT}else:\n{_INDENT}    tb = {tb}"
-                       f"\n{_INDENT}    {both}")
-        code = _BINARY_HOT.format(
-            name=name, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT, flat=_FLAT_RESULT,
-            operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA"),
-            operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB"))
-    else:
+# The same code under four heads: ``hot`` (what ``apply`` offers a call to first; a
+# decline returns None and apply goes on), and the entry points themselves — ``call``
+# (``prim(...)``), ``op`` and ``rop`` (the operators, the reflected one with its operands
+# swapped) — which save ``apply``'s or the operator's frame and go on to ``apply`` (which
+# offers the call to ``hot`` again, then takes the general way) when they decline.
+_HEADS = {
+    "hot": ("def hot_{name}(prim, args):\n"
+            "    try:\n"
+            "        {unpack} = args\n"
+            "    except ValueError:  # the wrong number of arguments: apply says so\n"
+            "        return None", "None"),
+    "call": ("def call_{name}(*args, **params):\n"
+             "    if params or len(args) != {n}:\n"
+             "        return _apply(prim, *args, **params)\n"
+             "    {unpack} = args", "_apply(prim, *args)"),
+    "op": ("def op_{name}({ab}):\n    args = ({ab},)", "_apply(prim, *args)"),
+    "rop": ("def rop_{name}(B, A):\n    args = (A, B)", "_apply(prim, *args)"),  # (y * x)
+}
+
+
+def _hot_source(name: str, srcs: tuple[str, ...], kind: str) -> str | None:
+    """The hot path of one formula primitive of one or two inputs (see above), as source,
+    under the head ``kind`` of ``_HEADS``; None for other arities."""
+    n = len(srcs)
+    if n not in (1, 2):
         return None
-    hot = _compiled(code, f"hot_{name}", impl=fn, Tensor=Tensor, _new=_new,
+    head, decline = _HEADS[kind]
+    head = head.format(name=name, n=n, unpack="A, B" if n == 2 else "(A,)",
+                       ab="A, B" if n == 2 else "A")
+    if n == 1:
+        return _UNARY_HOT.format(head=head, decline=decline, tt=_term_src(srcs[0], "A._t"),
+                                 plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
+    ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
+    if ta == "None" or tb == "None":
+        tab = f"\n            tt = {tb if ta == 'None' else ta}"
+    else:  # each term in the output's dtype already, or the general rule (which casts
+        # each coefficient first) decides
+        both = "tt = ta + tb if ta.dtype is y.dtype and tb.dtype is y.dtype else None"
+        tab = f"\n{_INDENT}ta = {ta}\n{_INDENT}tb = {tb}\n{_INDENT}{both}"
+        if _normal(srcs[0], swap=True) == _normal(srcs[1]) and ta != "ga":
+            # f(x, x) of a symmetric f: the two terms are equal (bit for bit)
+            tab = (f"\n{_INDENT}ta = {ta}\n{_INDENT}if A is B:\n{_INDENT}    tt = ta + ta"
+                   f" if ta.dtype is y.dtype else None\n{_INDENT}else:\n{_INDENT}    tb = {tb}"
+                   f"\n{_INDENT}    {both}")
+    return _BINARY_HOT.format(
+        head=head, decline=decline, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT,
+        flat=_FLAT_RESULT,
+        operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA", decline=decline),
+        operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB", decline=decline))
+
+
+def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
+    """The hot function of one formula primitive (None for other arities). Its namespace
+    is the one its variants are compiled into (``variant``)."""
+    code = _hot_source(prim.name, srcs, "hot")
+    if code is None:
+        return None
+    hot = _compiled(code, f"hot_{prim.name}", None, impl=fn, Tensor=Tensor, _new=_new,
                     _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
                     _binary_tangent=_binary_tangent, _marked=_marked,
                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
-                    _state=_state, _inference=_inference, _mark_inference=_D._mark_inference)
-    ns = hot.__globals__  # (its own namespace: see _compiled)
+                    _state=_state, _inference=_inference, _mark_inference=_D._mark_inference,
+                    prim=prim, _apply=apply)
+    ns = hot.__globals__
     ns["_record"] = functools.partial(_first_record, ns)
     return hot
 
 
-def _compiled(code: str, fname: str, **names: Any) -> Any:
-    """The function ``fname`` that ``code`` defines, over the array formulas' names."""
-    ns = dict(np_namespace, _ndarray=_ndarray, **names)
+def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, **names: Any) -> Any:
+    """The function ``fname`` that ``code`` defines, over the array formulas' names (in a
+    namespace of its own, or in ``ns``)."""
+    if ns is None:
+        ns = dict(np_namespace, _ndarray=_ndarray, **names)
     exec(compile(code, f"<dualad {fname}>", "exec"), ns)  # noqa: S102
     fn = ns[fname]
     fn.source = code  # what was generated, for reading
     return fn
 
 
-# -- the hot path as the entry point itself ---------------------------------------------
-#
-# ``dnp.sin(x)`` reaches ``hot_sin`` through ``apply``'s frame, and ``x * y`` through the
-# operator's: one frame more than the work needs. These variants *are* the entry points:
-# the hot function's body under another head, where a decline goes on to ``apply``
-# (which offers the call to the hot function again, then takes the general way).
-
-_HEADS = {
-    "call": "def call_{name}(*args, **params):\n"
-            "    if params or len(args) != {n}:\n"
-            "        return _apply(prim, *args, **params)\n"
-            "    {unpack} = args\n",
-    "op": "def op_{name}({ab}):\n    args = ({ab},)\n",
-    "rop": "def rop_{name}(B, A):\n    args = (A, B)\n",  # (x.__rmul__(y) is y * x)
-}
-
-
 def variant(prim: Any, kind: str) -> Any:
-    """``prim``'s hot function as ``"call"`` (``prim(*args, **params)``), ``"op"`` (the
-    operator ``A op B``, or ``op A``) or ``"rop"`` (the reflected operator), made once."""
-    hot = prim.hot
-    made = hot.__dict__.setdefault("variants", {})
+    """``prim``'s hot path as ``"call"`` (``prim(*args, **params)``), ``"op"`` (the
+    operator ``A op B``, or ``op A``) or ``"rop"`` (the reflected operator), made once, in
+    the hot function's namespace (what a test patches there, every variant sees)."""
+    made = prim.hot.__dict__.setdefault("variants", {})
     fn = made.get(kind)
     if fn is None:
-        head, sep, body = hot.source.partition("\n        return None\n")
-        n = prim.nin
-        unpack = "A, B" if n == 2 else "(A,)"
-        if not sep or not head.endswith(f"    try:\n        {unpack} = args\n"
-                                        "    except ValueError:  # the wrong number of "
-                                        "arguments: apply says so"):
-            raise AssertionError(f"the hot function of {prim.name} has an unknown head")
-        code = _HEADS[kind].format(name=prim.name, n=n, unpack=unpack,
-                                   ab="A, B" if n == 2 else "A")
-        code += body.replace("return None", "return _apply(prim, *args)")
-        ns = hot.__globals__  # (shared: what a test patches there, every variant sees)
-        ns.update(prim=prim, _apply=apply)
-        exec(compile(code, f"<dualad {kind}_{prim.name}>", "exec"), ns)  # noqa: S102
-        fn = made[kind] = ns[f"{kind}_{prim.name}"]
-        fn.source = code
+        code = _hot_source(prim.name, prim.formulas, kind)
+        fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__)
     return fn
 
 

@@ -19,7 +19,7 @@ from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
 from ..forward_ad import _with_nb
-from .graph import AccumulateGrad, Given, edge_of, flat_parts, fresh, tensors
+from .graph import _EVERY2, _ONE, AccumulateGrad, Given, edge_of, flat_parts, fresh, tensors
 from .transpose import Scatter
 
 
@@ -319,13 +319,11 @@ def _every(edges: list[Any]) -> Any:
     """The needs of a node whose every edge is wanted (edges are None for constants)."""
     if len(edges) == 1:
         return _ONE  # (a node has an edge)
-    if len(edges) == 2:  # (a comprehension costs three times as much)
-        return [edges[0] is not None, edges[1] is not None]
+    if len(edges) == 2:
+        return _EVERY2[edges[0] is not None][edges[1] is not None]
     return [e is not None for e in edges]
 
 
-_ONE = (True,)
-_EVERY2 = (((False, False), (False, True)), ((True, False), (True, True)))  # [edge 0][edge 1]
 _PLAIN_CT = frozenset((np.ndarray, Tensor))  # (not a Scatter or Given, which _add_to unpacks)
 
 
