@@ -645,11 +645,13 @@ def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
 def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     """``record`` for the elementwise hot path's plain binary calls, in straight-line code
     (this is the reverse chain's cost per op): each input a plain Tensor (one requires
-    grad) or a Python scalar, a plain output; any other constant goes to ``record``. The
-    node is the one ``record`` makes, plus its lane (``Node.lane``)."""
+    grad) or a Python scalar, a plain output; any other constant, or saved-tensor hooks,
+    go to ``record``. The node is the one ``record`` makes, plus its lane
+    (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS):
+    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS) or (
+            hooks_live[0] and saved_hooks.stack):
         return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
     reads = ()
     va = ea = vb = eb = None
@@ -694,9 +696,6 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
     ys = None
     if reads:
-        if hooks_live[0] and saved_hooks.stack:
-            node.saved, node.lane = _saved_plain(reads, args, out), None
-            return None
         saved = {}
         for r in reads:
             if r.__class__ is int:
@@ -733,22 +732,6 @@ def _edge_in(a: Tensor) -> tuple[Any, int]:
         _savable(a)
     n = a._node
     return (n, a._out_nr) if n is not None else edge_of(a)
-
-
-def _saved_plain(reads: Any, args: Any, out: Tensor) -> Any:
-    """What ``record`` saves for ``reads`` of plain inputs and a plain output."""
-    plain = not _hooks_on()
-    saved: dict[Any, Any] = {}
-    for r in reads:
-        if r == "out":
-            saved["out"] = [_save_output(out, 0, plain)]
-        else:
-            a = args[r]
-            if a.__class__ is Tensor:  # (a Python scalar is kept in consts)
-                if a._meta is not None:
-                    _savable(a)
-                saved[r] = a if plain and not a._version else SavedValue(a)
-    return saved or _NOTHING
 
 
 def _savable(a: Tensor) -> None:
