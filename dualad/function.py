@@ -18,7 +18,7 @@ import numpy as np
 from . import _dispatch as D
 from . import grad_mode as gm
 from ._tensor import Tensor, _make
-from .reverse.graph import Node, SavedValue, _set_node, edge_of
+from .reverse.graph import Node, SavedValue, _set_node, edge_of, new_node
 from .reverse.linearize import linearize, placeholder, transpose_program
 
 
@@ -201,7 +201,7 @@ def _zeros_like(p: Tensor) -> Tensor:
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
             outs: list[Tensor], nondiff: set[int]) -> None:
     edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
-    node = Node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
+    node = new_node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
     node.edges = edges
     node.avals = [(p.shape, p.dtype) if isinstance(p, Tensor) else ((), np.asarray(p).dtype)
                   for p in plain]

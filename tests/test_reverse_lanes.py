@@ -58,20 +58,35 @@ def _grads(y, ins):
 
 
 def test_the_lane_keeps_what_plain_arrays_gives():
-    count = 0
+    count = steps = 0
     for y, _ in _graphs():
         for n in _nodes(y):
-            if n.lane is not None:
-                arrays, out, _, od, every = n.lane
-                assert od is n.out_avals[0][1]
+            if n.lane is None:
+                continue
+            step, p0, p1, out, _, od, e = n.lane
+            assert od is n.out_avals[0][1]
+            if step is None:  # the array transpose's arguments
+                arrays, every = p0, e
+                assert p1 is None
                 assert tuple(every) == tuple(e is not None for e in n.edges)
-                want = n._plain_arrays()
-                assert want is not None
-                assert len(arrays) == len(want[0]) and out is want[1], n.name()
-                for a, b in zip(arrays, want[0], strict=True):
-                    assert a is b or (a == b and type(a) is type(b)), n.name()
-                count += 1
-    assert count > 150
+            else:  # one input's step (f(x, x): both): of the output's aval, a float one
+                arrays = (p0, p1)[:len(n.edges)]
+                have = [k for k, edge in enumerate(n.edges) if edge is not None]
+                if len(have) == 2:
+                    assert step is n.prim.pair and n.edges[0] == n.edges[1] == e, n.name()
+                    assert p0 is p1 or p0 is None or p1 is None, n.name()  # (unread: None)
+                else:
+                    assert len(have) == 1 and n.edges[have[0]] is e, n.name()
+                    assert step is n.prim.steps[have[0]]
+                assert n.avals[have[0]] == n.out_avals[0] and od.kind == "f", n.name()
+                steps += 1
+            want = n._plain_arrays()
+            assert want is not None
+            assert len(arrays) == len(want[0]) and out is want[1], n.name()
+            for a, b in zip(arrays, want[0], strict=True):
+                assert a is b or (a == b and type(a) is type(b)), n.name()
+            count += 1
+    assert count > 150 and steps > 50
 
 
 def test_the_lane_gives_the_general_paths_gradients_bit_for_bit():
@@ -107,6 +122,56 @@ def test_a_chain_through_the_lane_matches_the_general_path():
         n.lane = None
     (want,) = da.grad(y.sum(), x)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def _chain(x, n=24):
+    ops = [dnp.sin, dnp.cos, dnp.tanh, lambda t: -t, dnp.exp, lambda t: t * 1.0001,
+           lambda t: 0.5 + t, lambda t: 2 - t, lambda t: t / 3, dnp.sqrt, lambda t: t ** 3]
+    y = x
+    for i in range(n):
+        y = ops[i % len(ops)](y)
+    return y
+
+
+@pytest.mark.parametrize("case", ["0-d", "float32", "seed float32", "seed int", "to float64"])
+def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
+    # the steps (a node's one input, of its output's float aval): the cotangent's dtype is
+    # checked on entering the lane, each step keeps it, and a 0-d product is made an array
+    dtype = np.float32 if case == "float32" else np.float64
+    x = da.tensor(np.array(0.3, dtype) if case == "0-d" else np.array([0.3, 0.7], dtype),
+                  requires_grad=True)
+    y = _chain(x)
+    if case == "to float64":
+        y = _chain(dnp.sin(x.astype(np.float32)).astype(np.float64), 8)
+    seed = np.ones(y.shape, {"seed float32": np.float32, "seed int": np.int64}.get(case, y.dtype))
+    nodes = _nodes(y)
+    assert sum(n.lane is not None and n.lane[0] is not None for n in nodes) >= 8
+    (got,) = da.grad(y, x, da.tensor(seed), retain_graph=True)
+    for n in nodes:
+        n.lane = None
+    (want,) = da.grad(y, x, da.tensor(seed))
+    assert got.dtype == want.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_step_that_declines_sends_its_node_the_general_way(dtype):
+    # maximum's coefficient and that of 1.5 ** x are not in the output's dtype for float32
+    # (the step declines, first in the lane or after other steps); the general way casts
+    x = da.tensor(np.array([0.3, 0.7], dtype), requires_grad=True)
+    for f in (lambda h: dnp.maximum(h, 0.5), lambda h: 1.5 ** h):
+        y = dnp.exp(f(dnp.sin(x)))
+        for first in (False, True):
+            if first:
+                y = f(dnp.sin(x))
+            assert all(n.lane[0] is not None for n in _nodes(y))
+            seed = da.tensor(np.ones(2, dtype))
+            (got,) = da.grad(y, x, seed, retain_graph=True)
+            for n in _nodes(y):
+                n.lane = None
+            (want,) = da.grad(y, x, seed)
+            assert got.dtype == want.dtype == dtype
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 @pytest.mark.parametrize("which", ["input", "output"])

@@ -175,7 +175,7 @@ class Ufunc(Primitive):
     and keywords.
     """
 
-    __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs", "steps", "pair")
 
     def bad_call(self, args: Any, params: dict[str, Any]) -> None:
         unknown = sorted(set(params) - {"out", "where", "dtype"})
@@ -280,6 +280,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(p, fn, srcs)
     p.transposed = _specialized_transposed(name, srcs)
+    p.steps = _steps(name, srcs)
+    p.pair = _pair(name, srcs)
     if p.hot is not None:
         _called_directly(p)
     return p
@@ -867,6 +869,71 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
     return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish)
+
+
+# -- the lane's steps: one input's cotangent, by its formula ----------------------------
+#
+# For a node with one input that requires grad, of the output's shape and float dtype
+# (``graph.Node.lane``), the engine needs nothing but ``ct * c_i``: a cotangent comes in
+# the output's dtype (the engine casts the seeds; a rule's result is in its input's dtype)
+# and each step keeps it. A coefficient of another dtype declines (None) and the node goes
+# the general way.
+
+_STEP = """
+def step_{name}_{i}(ct, {a}, {b}, y, od):
+    {body}
+"""
+
+
+def _step_body(src: str) -> str:
+    if src == "1":
+        return "return ct"
+    if src == "-1":
+        return "return -ct"
+    return (f"k = {src}\n"
+            "    if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:\n"
+            "        return ct * k if k.dtype is od else None  # (0-d: a NumPy scalar)\n"
+            "    if k.__class__ is float or k.__class__ is int:\n"
+            "        return ct * k\n"
+            "    return None")
+
+
+def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
+    """The lane's step for each input (None for a zero derivative), or () past two inputs."""
+    if len(srcs) > 2:
+        return ()
+    a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
+    return tuple(None if src == "0" else _compiled(
+        _STEP.format(name=name, i=i, a=a, b=b, body=_step_body(src)), f"step_{name}_{i}",
+        _f8=np.float64, _f4=np.float32)
+        for i, src in enumerate(srcs))
+
+
+# f(x, x): the step of the one input both operands are is the sum of both terms, as the
+# engine sums the two cotangents the array transpose gives (``engine._pair``): bit for bit.
+_PAIR = """
+def pair_{name}(ct, a, b, y, od):
+    {t0}
+    {t1}
+    return c0 + c1
+"""
+
+
+def _pair_term(src: str, i: int) -> str:
+    if src in ("1", "-1"):
+        return f"c{i} = {'ct' if src == '1' else '-ct'}"
+    return (f"k = {src}\n    if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:"
+            f"\n        if k.dtype is not od:\n            return None\n"
+            f"    elif k.__class__ is not float and k.__class__ is not int:\n        return None"
+            f"\n    c{i} = ct * k")
+
+
+def _pair(name: str, srcs: tuple[str, ...]) -> Any:
+    """The lane's step of ``f(x, x)`` (None unless both inputs have a nonzero derivative)."""
+    if len(srcs) != 2 or "0" in srcs:
+        return None
+    code = _PAIR.format(name=name, t0=_pair_term(srcs[0], 0), t1=_pair_term(srcs[1], 1))
+    return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
 
 
 AVAL_LEVEL = (1 << 60) + 1

@@ -247,39 +247,52 @@ def _bare(c: Any, create_graph: bool) -> Any:
 def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
           heap: Any, own: Any, release: bool) -> tuple[Any, Any] | None:
     """Run ``node`` by its straight lane (``graph.Node.lane``: the values were saved plain
-    and the cotangent is a bare array, so this is ``Node.vjp``'s array transpose), and then,
-    while nothing else is pending and each sends one bare cotangent on, the chain of lane
-    nodes it feeds. Returns the node to run next (None: take one from the heap) and its
-    cotangents; None if ``node`` did not run (a saved value changed: ``vjp`` raises)."""
+    and the cotangent is a bare array), and then, while nothing else is pending and each
+    sends one bare cotangent on, the chain of lane nodes it feeds. Returns the node to run
+    next (None: take one from the heap) and its cotangents; None if ``node`` did not run
+    (a saved value changed, so ``vjp`` raises; or its step declined)."""
     first = True
     while True:
-        arrays, y, vcs, od, every = node.lane
+        step, p0, p1, y, vcs, od, e = node.lane
         for vc in vcs:
             if vc[0]:  # changed in place: the general way raises torch's error
                 return None if first else (node, [c])
+        if step is not None:  # one input, of the output's aval (a float one)
+            r = step(c, p0, p1, y, od)
+            if r.__class__ is not _ndarray:
+                if r is None:  # (a coefficient of another dtype: the general way casts)
+                    return None if first else (node, [c])
+                r = np.asarray(r)  # (0-d * 0-d is a NumPy scalar)
+            if release and node.saved:
+                node.saved = node.lane = None  # (what it saved)
+            c = r
+            if heap:
+                _add_to(buf, heap, e[0], e[1], c, own)
+                return None, None
+        else:
+            prim = node.prim
+            ns = e if needs is None else needs  # (e: which inputs have edges, all asked for)
+            res = prim.transposed(prim, c, p0, y, node.avals, ns, od)
+            if release and node.saved:
+                node.saved = node.lane = None
+            edges = node.edges
+            c = res[0]
+            if len(res) == 1:
+                e = edges[0]
+            else:  # (a result is None exactly where it is not needed)
+                r1 = res[1]
+                e = edges[0]
+                if c is None:
+                    c, e = r1, edges[1]
+                elif r1 is not None:  # f(x, x) sends one sum on; else both go to _add_to
+                    pair = _pair(c, r1) if e == edges[1] else None
+                    c = None if pair is None else pair[0]
+            if c is None or heap or c.__class__ is not _ndarray:
+                for e, r, n in zip(edges, res, ns, strict=True):
+                    if n and r is not None:
+                        _add_to(buf, heap, e[0], e[1], r, own)
+                return None, None
         first = False
-        prim = node.prim
-        res = prim.transposed(prim, c, arrays, y, node.avals, every if needs is None else needs,
-                              od)
-        if release and node.saved:
-            node.saved = node.lane = None  # (what it saved)
-        edges = node.edges
-        c = res[0]
-        if len(res) == 1:
-            e = edges[0]
-        else:  # (a result is None exactly where it is not needed)
-            r1 = res[1]
-            e = edges[0]
-            if c is None:
-                c, e = r1, edges[1]
-            elif r1 is not None:  # f(x, x) sends one sum on; else both go to _add_to
-                pair = _pair(c, r1) if e == edges[1] else None
-                c = None if pair is None else pair[0]
-        if c is None or heap or c.__class__ is not _ndarray:
-            for e, r, n in zip(edges, res, every if needs is None else needs, strict=True):
-                if n and r is not None:
-                    _add_to(buf, heap, e[0], e[1], r, own)
-            return None, None
         node, nr = e
         if need is not None:
             needs = need.get(node)

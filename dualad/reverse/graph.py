@@ -160,12 +160,17 @@ class Node:
     Attributes follow torch's ``torch.autograd.graph.Node``: ``name()``,
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``.
 
-    ``lane``: for a node the hot path recorded with nothing but plain values, the
-    arguments of ``prim.transposed`` kept at record time, ``(arrays, y, vcs, od,
-    every)``: what ``_plain_arrays`` gives, the version counters of what it saved (each
-    at version 0 then), the output's dtype and the needs when every input is asked for.
-    The engine's straight lane (``engine._lane``) checks the counters and calls the
-    transpose. None for every other node, and once the saved values are released.
+    ``lane``: for a node the hot path recorded with nothing but plain values, what the
+    engine's straight lane (``engine._lane``) needs, kept at record time: ``(step, p0,
+    p1, y, vcs, od, e)``. ``vcs`` are the version counters of what it saved (each at
+    version 0 then), ``od`` the output's dtype. With one input that requires grad, of the
+    output's aval and a float dtype (or ``f(x, x)``), ``step(ct, p0, p1, y, od)`` is that
+    input's cotangent (``prim.steps``, ``prim.pair``), ``p0, p1`` the arrays its formula
+    reads and ``e`` that input's edge. Otherwise ``step`` is None, ``p0`` is what
+    ``_plain_arrays`` gives for ``prim.transposed``, ``p1`` None, and ``e`` the needs when
+    every input is asked for. None for every other node, and once the saved values are
+    released. A Node is made by ``Node()`` (no ``__init__``: the call costs less than
+    ``object.__new__``) and then filled in.
 
     ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
     None (several, or not known): when it is an input asked for, ``grad()`` needs no
@@ -178,9 +183,6 @@ class Node:
         # the tables: set on first use (by ``_table``), which also sets ``hooked``
         "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata",
     )
-
-    def __init__(self, prim: Any, params: dict[str, Any]) -> None:
-        _init_node(self, prim, params)
 
     @property
     def metadata(self) -> dict[Any, Any]:
@@ -375,6 +377,13 @@ def fresh(s: Any, *ops: Any) -> bool:
     return True
 
 
+def new_node(prim: Any, params: dict[str, Any]) -> Node:
+    """A Node of ``prim`` (a custom Function's), initialised as ``record`` does."""
+    node = Node()
+    _init_node(node, prim, params)
+    return node
+
+
 def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
     # created after the nodes of its inputs: a larger seq is later in topological order
     node.prim = prim
@@ -532,7 +541,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 avals.append(_aval(a))
             edges.append(None)
         i += 1
-    node = _new(Node)
+    node = Node()
     _init_node(node, prim, params)
     node.edges, node.avals = edges, avals
     if leaf is not _ABSENT:
@@ -584,10 +593,11 @@ def recorder(prim: Any) -> Callable[..., None]:
     if len(reads) == 2:
         return record_hot
     assert len(reads) == 1 and all(r in (0, "out") for r in reads[0])  # (a formula's names)
-    return _unary(0 in reads[0], "out" in reads[0], prim.transposed is not None)
+    return _unary(0 in reads[0], "out" in reads[0], prim.transposed is not None,
+                  prim.steps[0])
 
 
-def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
+def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[..., None]:
     """``record_hot`` for one input, in straight-line code for what the primitive saves
     (no loop over its reads): the same node and lane."""
     saves = save_in or save_out
@@ -598,23 +608,34 @@ def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
             return record(prim, args, out, {})
         if a._meta is not None:
             _savable(a)
-        n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, first)
-        e = (n, a._out_nr) if n is not None else edge_of(a)
         d = a._data
-        va = (d.shape, d.dtype)
-        node = _new(Node)
+        y = out._data
+        od = y.dtype
+        n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, first)
+        if n is not None:
+            e = (n, a._out_nr)
+            avals = n.out_avals  # (shared: see _shared_avals)
+            if avals.__class__ is not tuple or avals[0][1] is not od:
+                avals = None
+        else:
+            e = edge_of(a)
+            avals = ((y.shape, od),) if d.dtype is od else None
+        node = Node()
         node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
             prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
         node.leaf = e[0].leaf
-        y = out._data
-        od = y.dtype
-        avals = (va,)  # (a ufunc keeps the shape: the output's too, if the dtype is the same)
-        node.edges, node.avals, node.consts = (e,), avals, _ABSENTS[1]
-        node.out_avals = avals if va[1] is od else ((y.shape, od),)
+        if avals is not None:  # (a ufunc keeps the shape: the output's aval is the input's)
+            node.avals = node.out_avals = avals
+            one = step if (od is _F64 or od is _F32) else None  # (a step, or the L2 lane)
+        else:
+            node.avals, node.out_avals = ((d.shape, d.dtype),), ((y.shape, od),)
+            one = None
+        node.edges, node.consts = (e,), _ABSENTS[1]
         out._rg, out._node, out._out_nr = True, node, 0
         if not saves:
             node.saved = _NOTHING
-            node.lane = ((None,), None, (), od, _ONE) if lane else None
+            node.lane = None if not lane else (one, None, None, None, (), od, e) \
+                if one is not None else (None, (None,), None, None, (), od, _ONE)
             return None
         x = ys = None
         vcs: Any = ()  # (as record_hot's)
@@ -636,7 +657,12 @@ def _unary(save_in: bool, save_out: bool, lane: bool) -> Callable[..., None]:
             if vcs is not None:
                 vcs += (sv.vc,)
         node.saved = saved
-        node.lane = ((x,), ys, vcs, od, _ONE) if lane and vcs is not None else None
+        if not lane or vcs is None:
+            node.lane = None
+        elif one is not None:
+            node.lane = (one, x, None, ys, vcs, od, e)
+        else:
+            node.lane = (None, (x,), None, ys, vcs, od, _ONE)
         return None
 
     return record_unary
@@ -650,42 +676,41 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-    if not (ta or a.__class__ in _SCALARS) or not (tb or b.__class__ in _SCALARS) or (
-            hooks_live[0] and saved_hooks.stack):
+    if hooks_live[0] and saved_hooks.stack:
+        return record(prim, args, out, {})
+    if not (ta and tb):
+        if ta and b.__class__ in _SCALARS:
+            return _record_scalar(prim, a, 0, b, out)
+        if tb and a.__class__ in _SCALARS:
+            return _record_scalar(prim, b, 1, a, out)
         return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
     reads = ()
-    va = ea = vb = eb = None
-    if ta:
-        d = a._data
-        va = (d.shape, d.dtype)
-        if a._rg:
-            ea = _edge_in(a)
-            reads = prim.reads[0]
-    if tb:
-        d = b._data
-        vb = (d.shape, d.dtype)
-        if b._rg:
-            eb = _edge_in(b)
-            reads = prim.reads[1] if not reads else reads + prim.reads[1]
+    d = a._data
+    va = (d.shape, d.dtype)
+    ea = eb = None
+    if a._rg:
+        ea = _edge_in(a)
+        reads = prim.reads[0]
+    d = b._data
+    vb = (d.shape, d.dtype)
+    if b._rg:
+        eb = _edge_in(b)
+        reads = prim.reads[1] if not reads else reads + prim.reads[1]
     edges, avals = (ea, eb), (va, vb)
     every = _EVERY2[ea is not None][eb is not None]
     leaf = ea[0].leaf if ea is not None else None
     if eb is not None:
         lf = eb[0].leaf
         leaf = lf if ea is None else leaf if leaf is lf else None
-    if ta and tb:
-        consts, p0, p1 = _ABSENTS[2], None, None  # (the lane's arrays)
-        if a is not b:
-            va = None  # (the output's shape is the broadcast one)
-    else:  # (the lane's arrays hold a Python scalar as _plain_arrays does)
-        consts = [_ABSENT if ta else a, _ABSENT if tb else b]
-        p0, p1 = None if ta else a, None if tb else b
-        va = va or vb  # (a Python scalar does not change the shape)
-    node = _new(Node)
+    p0 = p1 = None  # (the lane's arrays)
+    twice = a is b
+    if not twice:
+        va = None  # (the output's shape is the broadcast one)
+    node = Node()
     node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
         prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
     node.leaf = leaf
-    node.edges, node.avals, node.consts = edges, avals, consts
+    node.edges, node.avals, node.consts = edges, avals, _ABSENTS[2]
     y = out._data
     od = y.dtype
     # the output's aval: an input's when it has that input's shape and dtype
@@ -700,29 +725,101 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         for r in reads:
             if r.__class__ is int:
                 a = args[r]
-                if a.__class__ is Tensor:  # (a Python scalar is in consts and p0, p1 already)
-                    if a._meta is not None:
-                        _savable(a)
-                    vc = a._vc
-                    if vc is None:
-                        vc = a._vc = [0]
-                    if vc[0]:  # (an input changed in place before: no lane)
-                        saved[r], lane = SavedValue(a), False
-                        continue
-                    saved[r] = a
-                    if r:
-                        p1 = a._data
-                    else:
-                        p0 = a._data
-                    if not vcs or vc is not vcs[0]:
-                        vcs += (vc,)
+                if a._meta is not None:
+                    _savable(a)
+                vc = a._vc
+                if vc is None:
+                    vc = a._vc = [0]
+                if vc[0]:  # (an input changed in place before: no lane)
+                    saved[r], lane = SavedValue(a), False
+                    continue
+                saved[r] = a
+                if r:
+                    p1 = a._data
+                else:
+                    p0 = a._data
+                if not vcs or vc is not vcs[0]:
+                    vcs += (vc,)
             else:  # "out"
                 sv = _save_output(out, 0, True)
                 ys = y
                 saved["out"] = [sv]
                 vcs += (sv.vc,)
     node.saved = saved or _NOTHING
-    node.lane = ((p0, p1), ys, vcs, od, every) if lane else None
+    if not lane:
+        node.lane = None
+    elif twice and va[1] is od and (od is _F64 or od is _F32) and prim.pair is not None:
+        node.lane = (prim.pair, p0, p1, ys, vcs, od, ea)  # (f(x, x): one input, one step)
+    else:
+        node.lane = (None, (p0, p1), None, ys, vcs, od, every)
+    return None
+
+
+def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
+    """``record_hot`` of a call whose input ``i`` is the plain Tensor ``t`` (which requires
+    grad) and whose other input is the Python scalar ``s`` (a constant, kept in ``consts``
+    and in the lane's arrays as ``_plain_arrays`` gives them; a list, as ``_plain_arrays``
+    expects of consts with a value in them). Its lane takes ``t``'s
+    step (``prim.steps``) when ``t`` has the output's float dtype."""
+    if t._meta is not None:
+        _savable(t)
+    d = t._data
+    y = out._data
+    od = y.dtype
+    n = t._node
+    if n is not None:
+        e = (n, t._out_nr)
+        oa = n.out_avals  # (shared: see _shared_avals)
+        if oa.__class__ is not tuple or oa[0][1] is not od:
+            oa = None
+    else:
+        e = edge_of(t)
+        oa = None
+    node = Node()
+    node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
+        prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
+    node.leaf = e[0].leaf
+    same = oa is not None or d.dtype is od
+    if oa is None:
+        oa = ((y.shape, od),)  # (a Python scalar does not change the shape)
+    node.out_avals = oa
+    va = oa[0] if same else (d.shape, d.dtype)
+    if i:
+        node.edges, node.avals, node.consts = (None, e), (None, va), [s, _ABSENT]
+    else:
+        node.edges, node.avals, node.consts = (e, None), (va, None), [_ABSENT, s]
+    out._rg, out._node, out._out_nr = True, node, 0
+    saved: Any = _NOTHING
+    vcs: Any = ()
+    x = ys = None
+    lane = prim.transposed is not None
+    for r in prim.reads[i]:  # (what the tensor's formula reads: the scalar is in consts)
+        if r == i:
+            if saved is _NOTHING:
+                saved = {}
+            vc = t._vc
+            if vc is None:
+                vc = t._vc = [0]
+            if vc[0]:  # (changed in place before: saved with its version, no lane)
+                saved[i], lane = SavedValue(t), False
+                continue
+            saved[i] = t
+            x = d
+            vcs += (vc,)
+        elif r == "out":
+            if saved is _NOTHING:
+                saved = {}
+            saved["out"] = [_save_output(out, 0, True)]
+            ys = y
+            vcs += (saved["out"][0].vc,)
+    node.saved = saved
+    if not lane:
+        node.lane = None
+        return None
+    p0, p1 = (s, x) if i else (x, s)
+    step = prim.steps[i] if same and (od is _F64 or od is _F32) else None
+    node.lane = (step, p0, p1, ys, vcs, od, e) if step is not None else \
+        (None, (p0, p1), None, ys, vcs, od, _EVERY2[not i][i])
     return None
 
 
@@ -745,6 +842,11 @@ def _savable(a: Tensor) -> None:
 
 _ABSENTS: list[tuple[Any, ...]] = []
 _ONE = (True,)
+# _shared_avals: a node of one input that keeps its input's aval (a ufunc of one input; one
+# with a Python scalar) takes as its avals and out_avals the out_avals of the node of that
+# input, a 1-tuple there when it has one output (a multi-output node's are a list): so a
+# chain of them holds one aval, not one per node.
+_F64, _F32 = np.dtype(np.float64), np.dtype(np.float32)  # (the dtypes the lane's steps take)
 _EVERY2 = (((False, False), (False, True)), ((True, False), (True, True)))  # [edge 0][edge 1]
 
 
