@@ -881,33 +881,9 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
 
 _STEP = """
 def step_{name}_{i}(ct, {a}, {b}, y, od):
-    {body}
+    {term}
+    return c0
 """
-
-
-def _step_body(src: str) -> str:
-    if src == "1":
-        return "return ct"
-    if src == "-1":
-        return "return -ct"
-    return (f"k = {src}\n"
-            "    if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:\n"
-            "        return ct * k if k.dtype is od else None  # (0-d: a NumPy scalar)\n"
-            "    if k.__class__ is float or k.__class__ is int:\n"
-            "        return ct * k\n"
-            "    return None")
-
-
-def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
-    """The lane's step for each input (None for a zero derivative), or () past two inputs."""
-    if len(srcs) > 2:
-        return ()
-    a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
-    return tuple(None if src == "0" else _compiled(
-        _STEP.format(name=name, i=i, a=a, b=b, body=_step_body(src)), f"step_{name}_{i}",
-        _f8=np.float64, _f4=np.float32)
-        for i, src in enumerate(srcs))
-
 
 # f(x, x): the step of the one input both operands are is the sum of both terms, as the
 # engine sums the two cotangents the array transpose gives (``engine._pair``): bit for bit.
@@ -919,7 +895,9 @@ def pair_{name}(ct, a, b, y, od):
 """
 
 
-def _pair_term(src: str, i: int) -> str:
+def _step_term(src: str, i: int) -> str:
+    """Source setting ``c{i}`` to ``ct`` times the formula ``src`` (returning None for a
+    coefficient of another dtype; a 0-d one is a NumPy scalar)."""
     if src in ("1", "-1"):
         return f"c{i} = {'ct' if src == '1' else '-ct'}"
     return (f"k = {src}\n    if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:"
@@ -928,11 +906,22 @@ def _pair_term(src: str, i: int) -> str:
             f"\n    c{i} = ct * k")
 
 
+def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
+    """The lane's step for each input (None for a zero derivative), or () past two inputs."""
+    if len(srcs) > 2:
+        return ()
+    a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
+    return tuple(None if src == "0" else _compiled(
+        _STEP.format(name=name, i=i, a=a, b=b, term=_step_term(src, 0)), f"step_{name}_{i}",
+        _f8=np.float64, _f4=np.float32)
+        for i, src in enumerate(srcs))
+
+
 def _pair(name: str, srcs: tuple[str, ...]) -> Any:
     """The lane's step of ``f(x, x)`` (None unless both inputs have a nonzero derivative)."""
     if len(srcs) != 2 or "0" in srcs:
         return None
-    code = _PAIR.format(name=name, t0=_pair_term(srcs[0], 0), t1=_pair_term(srcs[1], 1))
+    code = _PAIR.format(name=name, t0=_step_term(srcs[0], 0), t1=_step_term(srcs[1], 1))
     return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
 
 

@@ -612,14 +612,16 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         y = out._data
         od = y.dtype
         n = a._node  # (the edge before the node: a leaf's AccumulateGrad, made now, first)
+        avals = None
         if n is not None:
             e = (n, a._out_nr)
-            avals = n.out_avals  # (shared: see _shared_avals)
+            avals = n.out_avals  # (shared: see "Shared avals" below)
             if avals.__class__ is not tuple or avals[0][1] is not od:
                 avals = None
         else:
             e = edge_of(a)
-            avals = ((y.shape, od),) if d.dtype is od else None
+        if avals is None and d.dtype is od:
+            avals = ((y.shape, od),)
         node = Node()
         node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
             prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
@@ -759,8 +761,8 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     """``record_hot`` of a call whose input ``i`` is the plain Tensor ``t`` (which requires
     grad) and whose other input is the Python scalar ``s`` (a constant, kept in ``consts``
     and in the lane's arrays as ``_plain_arrays`` gives them; a list, as ``_plain_arrays``
-    expects of consts with a value in them). Its lane takes ``t``'s
-    step (``prim.steps``) when ``t`` has the output's float dtype."""
+    expects of consts with a value in them). Its lane takes ``t``'s step (``prim.steps``)
+    when ``t`` has the output's float dtype."""
     if t._meta is not None:
         _savable(t)
     d = t._data
@@ -769,7 +771,7 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     n = t._node
     if n is not None:
         e = (n, t._out_nr)
-        oa = n.out_avals  # (shared: see _shared_avals)
+        oa = n.out_avals  # (shared: see "Shared avals" below)
         if oa.__class__ is not tuple or oa[0][1] is not od:
             oa = None
     else:
@@ -842,7 +844,7 @@ def _savable(a: Tensor) -> None:
 
 _ABSENTS: list[tuple[Any, ...]] = []
 _ONE = (True,)
-# _shared_avals: a node of one input that keeps its input's aval (a ufunc of one input; one
+# Shared avals: a node of one input that keeps its input's aval (a ufunc of one input; one
 # with a Python scalar) takes as its avals and out_avals the out_avals of the node of that
 # input, a 1-tuple there when it has one output (a multi-output node's are a list): so a
 # chain of them holds one aval, not one per node.
