@@ -379,6 +379,29 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
     return d
 
 
+def fast_product(prim: Any, args: Any, L: int, params: Any) -> Any:
+    """The JVP of a product linear in each operand separately (matmul: ``_matmul_jvp``)
+    on arrays, when one operand is a dual at L whose parts are plain and the other a
+    constant: the product of the primal, and of the tangent, with the constant (the
+    rule's one term, through the same implementation and batching rule); None otherwise.
+    A Jacobian's first product (``A @ x`` on a seed) and its transpose stay flat this way."""
+    if params or len(args) != 2:
+        return None
+    pa, pb = _operand(args[0], L), _operand(args[1], L)
+    if pa is None or pb is None:
+        return None
+    (xa, ta, na), (xb, tb, nbb) = pa, pb
+    if ta is not None:
+        if tb is not None or ta.dtype != xa.dtype:  # (two tangents; a tangent to cast)
+            return None
+        tt, nb = prim.batch([ta, xb], [na, 0]) if na else (prim.impl(ta, xb), 0)
+    elif tb is not None and tb.dtype == xb.dtype:
+        tt, nb = prim.batch([xa, tb], [0, nbb]) if nbb else (prim.impl(xa, tb), 0)
+    else:
+        return None
+    return _dual_of(L, prim.impl(xa, xb), tt, nb)
+
+
 def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     parts = _parts(args[0])
     if parts is None:

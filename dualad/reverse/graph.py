@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dispatch as D
 from .. import grad_mode as _gm
 from .._tensor import Tensor, _make
-from .linearize import linearize, placeholder, transpose_program
+from .linearize import fit_dtype, linearize, placeholder, transpose_program
 
 elementwise_t: Any = None  # installed by .transpose (which imports the ops this module must not)
 sliced: Any = None  # getitem, and its transpose into the engine's buffer: also by .transpose
@@ -216,7 +216,12 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
-    def _unpack(self) -> tuple[list[Any], Any]:
+    def _unpack(self, lins: list[Any] | None = None) -> tuple[list[Any], Any]:
+        """The saved values: ``(primals, out)``, a stand-in (``AVAL``) for each one not saved.
+
+        ``lins``: a placeholder (or None) per input, for a rule linear in those inputs: they
+        stand in the primals' places (a saved value there is still checked) and no output is
+        made (None; a saved one is still checked)."""
         if self.saved is None:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -229,7 +234,10 @@ class Node:
         primals = []
         for i, c in enumerate(self.consts):
             if i in saved:
-                primals.append(_saved(saved[i], self, f"input {i}"))
+                p = _saved(saved[i], self, f"input {i}")
+                primals.append(p if lins is None or lins[i] is None else lins[i])
+            elif lins is not None and lins[i] is not None:
+                primals.append(lins[i])
             elif c is not _ABSENT:
                 primals.append(c)
             else:
@@ -238,6 +246,8 @@ class Node:
         if "out" in saved:
             outs = [s.get(self, f"output {k}") for k, s in enumerate(saved["out"])]
             out = tuple(outs) if self.prim.multi else outs[0]
+        elif lins is not None:
+            out = None
         else:
             outs = [placeholder(s, d, D.AVAL) for s, d in self.out_avals]
             out = tuple(outs) if self.prim.multi else outs[0]
@@ -299,24 +309,31 @@ class Node:
             if r is not None:  # the engine adds it into the input's cotangent
                 return [r]
         cts = tensors(cts)
-        primals, out = self._unpack()
+        prim = self.prim
         if fast is not None and self.nbs is None and cts[0] is not None:
             # the elementwise program is known: transpose it without tracing it
-            res = elementwise_t(self.prim.coefs, cts[0], primals, out, self.avals, needs,
-                                mine, True)
+            if self.saved or self.saved is None or _computes(prim.coefs, needs):
+                primals, out = self._unpack()
+            else:  # (add, subtract, negative: nothing saved, no coefficient to compute)
+                primals = out = None
+            res = elementwise_t(prim.coefs, cts[0], primals, out, self.avals, needs, mine,
+                                True)
             for i, n in enumerate(needs):
                 if n and res[i] is None:
                     res[i] = _zeros_for(cts, self.avals[i])
             return res
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
-        prim = self.prim
-        if prim.transpose is not None and self._linear_in(needs):
-            # linear in the inputs asked for: its JVP there is the primitive itself, so
-            # the program to transpose is the one equation prim(..., t_i, ...)
-            args = [lin if lin is not None else p for lin, p in zip(lins, primals, strict=True)]
-            t = placeholder(*self.out_avals[0])
-            res = transpose_program([(prim, args, self.params, t)], (t,), cts, lins)
+        if prim.transpose is not None and cts[0] is not None and self._linear_in(needs):
+            # linear in the inputs asked for: its JVP there is the primitive itself, so the
+            # program to transpose is the one equation prim(..., t_i, ...), and its
+            # transpose is the primitive's rule on the cotangent (transpose_program's step)
+            args, _ = self._unpack(lins)
+            res = [None] * len(lins)
+            for i, r in enumerate(prim.transpose(cts[0], args, **self.params)):
+                if r is not None and lins[i] is not None:
+                    res[i] = fit_dtype(r, self.avals[i][1])
         else:
+            primals, out = self._unpack()
             t, prog = linearize(self.name(), lambda: prim.jvp(primals, lins, out, **self.params))
             outs = t if prim.multi else (t,)
             res = transpose_program(prog, outs, cts, lins)
@@ -324,6 +341,15 @@ class Node:
             if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
                 res[i] = _zeros_for(cts, self.avals[i])
         return res if self.nbs is None else _sum_batch_axes(self, cts, res)
+
+
+def _computes(coefs: Any, needs: Any) -> bool:
+    """Whether an elementwise rule computes a coefficient for an input asked for (one
+    that is not 0, 1 or -1), reading saved values."""
+    for f, n in zip(coefs, needs, strict=True):
+        if n and f.__class__ is not int:
+            return True
+    return False
 
 
 def tensors(cts: list[Any]) -> list[Any]:

@@ -190,9 +190,12 @@ def _where_t(ct: Any, args: Any) -> list[Any]:
 
 def _sum_t(ct: Any, args: Any, *, axis: tuple[int, ...], keepdims: bool) -> list[Any]:
     (a,) = args
-    if not keepdims:
-        ct = F.reshape(ct, tuple(1 if i in axis else d for i, d in enumerate(a.shape)))
-    return [F.broadcast_to(ct, a.shape)]
+    shape = a.shape
+    if not keepdims and axis != tuple(range(len(axis))):  # (summed leading axes broadcast
+        # back as they are: a whole sum's scalar, a batch of rows' sum)
+        ct = F.reshape(ct, tuple(1 if i in axis else d for i, d in enumerate(shape)))
+    # (the shapes are a sum's: broadcast_to's checks of its arguments are not needed)
+    return [ct if ct.shape == shape else D.apply(L.broadcast_to, ct, shape=shape)]
 
 
 def _transpose_t(ct: Any, args: Any, *, axes: tuple[int, ...]) -> list[Any]:
