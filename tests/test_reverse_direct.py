@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 import dualad as da
+import dualad.numpy as dnp
 from dualad import _dispatch as D
 from dualad.ops import elementwise as E
 from dualad.ops import linear as L
-from dualad.reverse.graph import Given
+from dualad.reverse.graph import Given, tensors
 from dualad.reverse.linearize import linearize, placeholder, transpose_program
 
 _R = np.random.default_rng(21)
@@ -109,7 +110,7 @@ def test_a_node_linear_in_its_inputs_transposes_as_the_traced_program(prim, para
         if not n:
             assert g is None
             continue
-        g = g.c if isinstance(g, Given) else g  # (a result only the engine holds)
+        g = tensors([g.c if isinstance(g, Given) else g])[0]  # (as the engine's hooks see it)
         assert g.shape == ins[i].shape and g.dtype == ins[i].dtype
         (gp, gt), (wp, wt) = _parts(g), _parts(want[i])
         np.testing.assert_array_equal(gp, wp)
@@ -180,3 +181,120 @@ def test_matmul_of_two_duals_or_a_tracked_constant_takes_the_general_rule():
         p, t = da.unpack_dual(y)
         want = a._tangent.numpy() @ b._primal.numpy() + a._primal.numpy() @ b._tangent.numpy()
         np.testing.assert_allclose(t.numpy(), want)
+
+
+# -- subtract's tangent, and slices written out ----------------------------------------------
+
+
+@pytest.mark.parametrize("n", [5, 1 << 15])
+@pytest.mark.parametrize("batched", [False, True])
+def test_subtract_of_two_duals_has_the_tangent_of_the_formula(n, batched):
+    # the array rule writes ta - tb for ta * 1 + tb * (-1): the same values, bit for bit
+    xa, xb = _arr(n), _arr(n)
+    ta, tb = _arr((3, n) if batched else n), _arr((3, n) if batched else n)
+    with da.dual_level():
+        a = da.make_dual(da.tensor(xa), da.tensor(ta), batched=batched)
+        b = da.make_dual(da.tensor(xb), da.tensor(tb), batched=batched)
+        p, t = da.unpack_dual(a - b)
+    np.testing.assert_array_equal(p.numpy(), xa - xb)
+    np.testing.assert_array_equal(t.numpy(), ta + np.negative(tb))
+
+
+_KEYS = [  # (shape, key): slabs, and keys that are not
+    ((40000,), np.s_[1:]), ((40000,), np.s_[:-1]), ((40000,), np.s_[5:-7]),
+    ((200, 300), np.s_[:, 1:]), ((200, 300), np.s_[3:, :]), ((200, 300), np.s_[:, :]),
+    ((200, 300), np.s_[1:, 1:]), ((200, 300), np.s_[::2, :]), ((200, 300), np.s_[7, :]),
+    ((200, 300), np.s_[:, None, 2:]), ((40000,), np.s_[10:5]), ((40,), np.s_[1:]),
+]
+
+
+@pytest.mark.parametrize(("shape", "key"), _KEYS)
+@pytest.mark.parametrize("neg", [False, True])
+def test_a_slice_written_out_is_zeros_with_the_slice_added(shape, key, neg):
+    from dualad.reverse.transpose import _outside, _placed
+
+    idx = L.Index(key, len(shape)).key
+    want = np.zeros(shape)
+    p = _arr(want[idx].shape) - 1.0
+    want[idx] = -p if neg else p
+    got = _placed(p, idx, shape, neg)
+    np.testing.assert_array_equal(got, want)
+    rest = _outside(idx, shape)
+    if rest is not None:  # the key's and the rest's elements: each of the array's, once
+        seen = np.zeros(shape, int)
+        seen[idx] += 1
+        for k in rest:
+            seen[k] += 1
+        np.testing.assert_array_equal(seen, 1)
+
+
+# -- negated cotangents left unwritten (graph.Negated) ----------------------------------------
+
+
+def _rosenbrock(x):
+    return (100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2).sum()
+
+
+def _graphs():
+    """Functions whose reverse passes carry negated cotangents (subtract, negative) into
+    sums, slices, elementwise rules, linear rules and leaves."""
+    yield "rosenbrock", _rosenbrock
+    yield "leaf", lambda x: ((1.0 - x) ** 2).sum()
+    yield "twice", lambda x: (dnp.negative(-x) * x).sum()
+    yield "sum-of-two", lambda x: ((x - x[::-1]) * x - x * 3.0).sum()
+    yield "slices", lambda x: ((x[2:] - x[:-2]) ** 2).sum() - (x[1:-1] - 2.0).sum()
+    yield "matmul", lambda x: (_M[: x.shape[0], : x.shape[0]] @ (1.0 - x) * x).sum()
+    yield "reshape", lambda x: ((1.0 - x.reshape(-1, 1)) ** 2 * x).sum()
+    yield "broadcast", lambda x: ((x.reshape(-1, 1) - x) ** 2).sum()  # (written out now)
+
+
+_M = _arr((64, 64))
+
+
+@pytest.mark.parametrize("n", [9, 1 << 15])
+@pytest.mark.parametrize(("name", "f"), list(_graphs()))
+def test_negated_cotangents_give_what_negated_copies_give(name, f, n, monkeypatch):
+    from dualad import functional as Fn
+    from dualad.reverse import graph
+
+    if name in ("matmul", "reshape", "broadcast") and n > 64:
+        pytest.skip("a small case is enough")
+    x, v = _arr(n), _arr(n) - 1.0
+    made = []
+    init = graph.Negated.__init__
+
+    def counted(self, *a):
+        made.append(1)
+        init(self, *a)
+
+    monkeypatch.setattr(graph.Negated, "__init__", counted)
+    _, hv = Fn.hvp(f, x, v)
+    xt = da.tensor(x, requires_grad=True)
+    f(xt).backward()
+    assert bool(made) == (name != "broadcast")  # (the lazy way ran)
+    eager = graph.elementwise_t
+    monkeypatch.setattr(graph, "elementwise_t", lambda *a: eager(*a[:8]))  # lazy=False
+    made.clear()
+    _, hv2 = Fn.hvp(f, x, v)
+    xt2 = da.tensor(x, requires_grad=True)
+    f(xt2).backward()
+    assert not made
+    np.testing.assert_array_equal(hv.numpy(), hv2.numpy())
+    np.testing.assert_array_equal(xt.grad.numpy(), xt2.grad.numpy())
+
+
+def test_a_hook_sees_a_negated_cotangent_written_out():
+    # hooks, captured inputs and leaves get Tensors, never a Negated
+    seen = []
+    with da.dual_level():
+        x = da.make_dual(da.tensor(_arr(5), requires_grad=True), da.tensor(_arr(5)))
+        h = x * 2.0
+        y = (1.0 - h).sum()
+        h.grad_fn.register_prehook(lambda g: seen.append(g))
+        (gh,) = da.grad(y, [h], retain_graph=True)
+        (gx,) = da.grad(y, [x])
+    assert isinstance(seen[0][0], da.Tensor) and isinstance(gh, da.Tensor)
+    p, t = da.unpack_dual(gh)
+    np.testing.assert_array_equal(p.numpy(), -np.ones(5))
+    assert t is None or not t.numpy().any()
+    np.testing.assert_array_equal(da.unpack_dual(gx)[0].numpy(), -2.0 * np.ones(5))

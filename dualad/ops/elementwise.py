@@ -462,6 +462,9 @@ def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: A
     if ga is not None:
         acc = _term(fa, ga, xa, xb, y)
     if gb is not None:
+        if fb.__class__ is int and fb == -1 and acc is not None:
+            # (subtract) acc - gb is acc + (-gb) without the negated copy of gb
+            return _dual_of(L, y, acc - gb, nb)
         if acc is not None and acc is not ga and acc.__class__ is _ndarray and \
                 acc.size >= _INPLACE_MIN and acc.base is None and acc.shape == np.shape(y) \
                 and _add_term(acc, fb, gb, xa, xb, y):

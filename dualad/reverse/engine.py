@@ -19,7 +19,17 @@ from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
 from ..forward_ad import _with_nb
-from .graph import _EVERY2, _ONE, AccumulateGrad, Given, edge_of, flat_parts, fresh, tensors
+from .graph import (
+    _EVERY2,
+    _ONE,
+    AccumulateGrad,
+    Given,
+    Negated,
+    edge_of,
+    flat_parts,
+    fresh,
+    tensors,
+)
 from .transpose import Scatter
 
 
@@ -361,9 +371,14 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
             c = own[node, nr] = c.dense()
         elif cls is Given:
             c = own[node, nr] = c.c
+        elif cls is Negated and c.own:  # (the node it reaches may write into it)
+            own[node, nr] = c
         slot[nr] = c
         return
     key = (node, nr)
+    if a.__class__ is Negated:  # a second cotangent: the first is written out, in place
+        # when the engine holds it (either way the engine holds what it writes)
+        a = slot[nr] = own[key] = a.dense(own.get(key) is a)
     new = c.__class__ is Given
     if new:
         c = c.c
@@ -371,6 +386,9 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
         return
     if c.__class__ is Scatter:
         c, new = c.dense(), True
+    elif c.__class__ is Negated:
+        new = True
+        c = c.dense(c.own)
     if new and _add_into(c, a):  # c is ours, a is not: a + c == c + a, elementwise
         slot[nr] = own[key] = c
         return
@@ -392,14 +410,18 @@ def _add_into(acc: Any, c: Any) -> bool:
     if have is None:
         return False
     ap, at, akind = have
+    sub = False  # (acc -= c for a negated one)
     if c.__class__ is Scatter:
-        p, t, kind, key = c.p, c.t, c.kind, c.key
+        p, t, kind, key, sub = c.p, c.t, c.kind, c.key, c.neg
         if ap.shape != c.shape:
             return False
     else:
-        parts = flat_parts(c)
-        if parts is None:
-            return False
+        if c.__class__ is Negated:
+            parts, sub = c.parts, True
+        else:
+            parts = flat_parts(c)
+            if parts is None:
+                return False
         p, t, kind = parts
         key = None
         if p.shape != ap.shape or (t is not None and t.shape != ap.shape):
@@ -411,17 +433,18 @@ def _add_into(acc: Any, c: Any) -> bool:
     if p.dtype != ap.dtype or not ap.flags.writeable or (t is not None and (
             t.dtype != at.dtype or not at.flags.writeable)):
         return False
+    op = np.subtract if sub else np.add
     if key is None:
-        np.add(ap, p, out=ap)
+        op(ap, p, out=ap)
         if t is not None:
-            np.add(at, t, out=at)
+            op(at, t, out=at)
     else:
         key = (*key, ...)  # a view even where the key is all ints
         v = ap[key]
-        np.add(v, p, out=v)
+        op(v, p, out=v)
         if t is not None:
             v = at[key]
-            np.add(v, t, out=v)
+            op(v, t, out=v)
     return True
 
 

@@ -24,6 +24,7 @@ from .linearize import fit_dtype, linearize, placeholder, transpose_program
 elementwise_t: Any = None  # installed by .transpose (which imports the ops this module must not)
 sliced: Any = None  # getitem, and its transpose into the engine's buffer: also by .transpose
 scatter_t: Any = None
+sliced_scatter: Any = None  # (the class of what scatter_t makes)
 
 _seq = itertools.count()
 
@@ -295,9 +296,12 @@ class Node:
         cotangent's arrays (the engine's own sum), so the rule may write into them; a
         result wrapped as ``Given`` is held by nothing else either.
         """
+        c = cts[0]
+        if c.__class__ is Negated and len(cts) == 1:
+            # its rule is linear: minus its transpose of c (the sign waits, see Negated)
+            return [_minus(r) for r in self.vjp([c.c], needs, mine)]
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
-            c = cts[0]
             if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
                                            and not _gm.state.grad):
                 arrays = self._plain_arrays()
@@ -317,7 +321,7 @@ class Node:
             else:  # (add, subtract, negative: nothing saved, no coefficient to compute)
                 primals = out = None
             res = elementwise_t(prim.coefs, cts[0], primals, out, self.avals, needs, mine,
-                                True)
+                                True, not self.hooked)
             for i, n in enumerate(needs):
                 if n and res[i] is None:
                     res[i] = _zeros_for(cts, self.avals[i])
@@ -353,8 +357,15 @@ def _computes(coefs: Any, needs: Any) -> bool:
 
 
 def tensors(cts: list[Any]) -> list[Any]:
-    """The engine's bare-array cotangents as Tensors (for hooks and the general path)."""
-    return [_make(c) if c.__class__ is _ndarray else c for c in cts]
+    """The engine's bare-array cotangents as Tensors (for hooks and the general path), a
+    ``Negated`` one written out."""
+    return [_make(c) if c.__class__ is _ndarray else _written(c) if c.__class__ is Negated
+            else c for c in cts]
+
+
+def _written(n: Negated) -> Tensor:
+    d = n.dense()
+    return _make(d) if d.__class__ is _ndarray else d
 
 
 _ndarray = np.ndarray
@@ -368,6 +379,61 @@ class Given:
 
     def __init__(self, c: Any) -> None:
         self.c = c
+
+
+class Negated:
+    """Minus the cotangent ``c``, held as arrays (``flat_parts``), not yet written out.
+
+    The transpose of ``subtract`` in its second operand (and of ``negative``) makes one
+    instead of a negated copy of ``c``; a node it reaches passes the sign on (its rule is
+    linear: ``Node.vjp`` gives minus its transpose of ``c``), a slice's ``Scatter`` keeps
+    it, and the engine subtracts it into a sum (``engine._add_into``): one pass through
+    memory fewer each time it arrives there. Only the engine's own loop and these see
+    one; hooks and everything else get it written out (``tensors``). Made only while
+    nothing records (no ``create_graph``). ``own``: nothing else holds ``c``'s arrays.
+    """
+
+    __slots__ = ("c", "own", "parts")
+
+    def __init__(self, c: Any, own: bool, parts: tuple[Any, Any, int]) -> None:
+        # (parts: c's flat_parts, kept: a flat dual stops being one when a rule asks for
+        # its _primal, which is then kept)
+        self.c, self.own, self.parts = c, own, parts
+
+    def dense(self, inplace: bool = False) -> Any:
+        """``-c`` in ``c``'s kind (a bare array, a plain Tensor, a flat dual); written into
+        ``c``'s arrays with ``inplace`` (the caller holds them alone)."""
+        p, t, kind = self.parts
+        p = _neg(p, inplace)
+        if kind < 0:
+            return p
+        d = _make(p)
+        if kind:
+            d._level, d._p, d._t = kind, None, _neg(t, inplace)
+        return d
+
+
+def _neg(a: Any, inplace: bool) -> Any:
+    r = np.negative(a, out=a) if inplace else np.negative(a)
+    return r if r.__class__ is _ndarray else np.asarray(r)  # (0-d: a NumPy scalar)
+
+
+def _minus(r: Any) -> Any:
+    """Minus a result of a node's rule, left unwritten (``Negated``) where it can wait."""
+    cls = r.__class__
+    if r is None:
+        return None
+    if cls is Negated:  # (minus minus)
+        return Given(r.c) if r.own else r.c
+    if cls is sliced_scatter:
+        r.neg = not r.neg
+        return r
+    own = cls is Given
+    c = r.c if own else r
+    parts = flat_parts(c)
+    if parts is not None:
+        return Negated(c, own, parts)
+    return -c  # (a batched or nested cotangent: written out now)
 
 
 def flat_parts(c: Any) -> tuple[Any, Any, int] | None:

@@ -47,14 +47,17 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
 
 
 def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
-                  needs: Any, mine: bool = False, wrap: bool = False) -> list[Any]:
+                  needs: Any, mine: bool = False, wrap: bool = False,
+                  lazy: bool = False) -> list[Any]:
     """The transpose of an elementwise JVP ``sum_i t_i * c_i`` at the saved values.
 
     This is what tracing the rule and transposing its program gives (``_mul_t`` per
     term, the broadcast summed out, the dtype fitted), written out once for the whole
     family, on Tensors: cotangents that are dual, batched or recorded go through it.
     ``mine``: nothing else holds ``ct``'s arrays, so the one term that reads it may write
-    into them; ``wrap``: a result nothing else holds comes back as ``graph.Given``.
+    into them; ``wrap``: a result nothing else holds comes back as ``graph.Given``;
+    ``lazy``: ``-ct`` (of ``ct``'s shape and dtype, held as arrays, nothing recording)
+    comes back as ``graph.Negated``, not written out.
     """
     users = 0
     for f, need in zip(coefs, needs, strict=True):
@@ -70,6 +73,10 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
         if f == 1:
             c, made = ct, take
         elif f == -1:
+            parts = graph.flat_parts(ct) if lazy and not D._state.grad else None
+            if parts is not None and ct._data.dtype == dtype and ct.shape == shape:
+                res.append(graph.Negated(ct, take, parts))  # (the sign waits: graph.Negated)
+                continue
             if take:
                 for a in graph.flat_parts(ct)[:2]:
                     if a is not None:
@@ -212,22 +219,66 @@ class Scatter:
     input's accumulated cotangent when it owns that, instead of summing a fresh array of
     zeros; ``kind`` is ``graph.flat_parts``'s."""
 
-    __slots__ = ("p", "t", "kind", "key", "shape")
+    __slots__ = ("p", "t", "kind", "key", "shape", "neg")
 
     def __init__(self, p: Any, t: Any, kind: int, key: Any, shape: tuple[int, ...]) -> None:
         self.p, self.t, self.kind, self.key, self.shape = p, t, kind, key, shape
+        self.neg = False  # minus that (a negated cotangent's: see graph.Negated)
 
     def dense(self) -> Any:
         """The cotangent written out (``index_add``), as an array of the cotangent's kind."""
-        z = np.zeros(self.shape, self.p.dtype)
-        z[self.key] = self.p
+        z = _placed(self.p, self.key, self.shape, self.neg)
         if self.kind < 0:
             return z
         if not self.kind:
             return D._wrap(z, 0)
-        zt = np.zeros(self.shape, self.t.dtype)
-        zt[self.key] = self.t
-        return E._flat(self.kind, z, zt)
+        return E._flat(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
+
+
+def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:
+    """Zeros of ``shape`` with ``p`` (``-p`` with ``neg``) written at the basic ``key``.
+    For a large slab (one axis cut by a step-1 slice: ``x[1:]``, ``x[:, :-1]``) only what
+    lies outside it is zeroed, not the whole array before ``p`` is written over most of
+    it (a pass through memory fewer); the values are the same."""
+    rest = _outside(key, shape) if p.size >= _SLAB_MIN else None
+    if rest is None:
+        z = np.zeros(shape, p.dtype)
+    else:
+        z = np.empty(shape, p.dtype)
+        for k in rest:
+            z[k] = 0
+    if neg:
+        v = z[(*key, ...)]  # (a view even where the key is all ints)
+        np.negative(p, out=v)
+    else:
+        z[key] = p
+    return z
+
+
+_SLAB_MIN = 1 << 14  # elements: below this, zeroing it all costs less than the checks
+
+
+def _outside(key: Any, shape: tuple[int, ...]) -> tuple[Any, ...] | None:
+    """The keys of what lies outside ``key`` in an array of ``shape``, when ``key`` cuts
+    one axis by a step-1 slice and takes every other whole; None for any other key."""
+    if len(key) != len(shape):  # (an int or a new axis in it)
+        return None
+    axis = lo = hi = -1
+    for i, (k, n) in enumerate(zip(key, shape, strict=True)):
+        if k.__class__ is not slice:
+            return None
+        start, stop, step = k.indices(n)
+        if step != 1:
+            return None
+        if start == 0 and stop == n:
+            continue
+        if axis >= 0:
+            return None
+        axis, lo, hi = i, start, max(stop, start)
+    if axis < 0:
+        return ()
+    whole = (slice(None),) * axis
+    return whole + (slice(0, lo),), whole + (slice(hi, None),)
 
 
 def scatter_t(ct: Any, idx: L.Index, aval: Any) -> Scatter | None:
@@ -375,4 +426,4 @@ L.unbatch.transpose = lambda ct, args, *, size: [D.apply(L.rebatch, ct, size=siz
 L.rebatch.transpose = lambda ct, args, *, size: [D.apply(L.unbatch, ct, size=size)]
 
 graph.elementwise_t = elementwise_t
-graph.sliced, graph.scatter_t = L.getitem, scatter_t
+graph.sliced, graph.scatter_t, graph.sliced_scatter = L.getitem, scatter_t, Scatter
