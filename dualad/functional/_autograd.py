@@ -407,7 +407,8 @@ def hessian(
         if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
             g: list[Tensor | None] = [None] * len(xs)
         else:
-            g = list(da.grad(out.reshape(()), list(xs), create_graph=keep, allow_unused=True))
+            root = out if out.ndim == 0 else out.reshape(())
+            g = list(da.grad(root, list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:

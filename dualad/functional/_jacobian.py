@@ -31,8 +31,6 @@ from ._common import (
     chunks,
     is_dual,
     numel,
-    primal_of,
-    tangent_or_none,
     zeros_like,
 )
 
@@ -121,8 +119,10 @@ def _columns_to_block(
     if len(out_shape) == 0:
         return cols.reshape(in_shape)
     if not cols.requires_grad and not is_dual(cols):
-        # Nothing to record or to carry: shuffle the raw array (one copy, no dispatch).
-        arr = np.moveaxis(cols.numpy(), 0, -1)
+        # Nothing to record or to carry: shuffle the raw array (one copy, no dispatch;
+        # moveaxis(a, 0, -1) is this transpose, without its argument checks).
+        a = cols.numpy()
+        arr = a.transpose((*range(1, a.ndim), 0))
         return da.as_tensor(np.ascontiguousarray(arr).reshape(out_shape + in_shape))
     return np.moveaxis(cols, 0, -1).reshape(out_shape + in_shape)
 
@@ -258,9 +258,10 @@ def forward_blocks(
                         t = da.as_tensor(b) if batched else da.as_tensor(b[0])
                         xs[j] = da.make_dual(inputs[j], t, batched=batched)
                 outs = func(*xs)
-                tans = [tangent_or_none(o) for o in outs]
+                parts = [da.unpack_dual(o) for o in outs]  # (primal, tangent or None) each
+                tans = [t for _, t in parts]
                 if outputs is None:
-                    outputs = tuple(primal_of(o) for o in outs)
+                    outputs = tuple(p for p, _ in parts)
             if pieces is None:
                 pieces = [[] for _ in outs]
             for i, t in enumerate(tans):

@@ -454,7 +454,7 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
 def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
                     L: int) -> Any:
     if nb:  # batched tangents: their logical axes line up with the output's
-        nd = np.ndim(y)
+        nd = y.ndim if y.__class__ is _ndarray else np.ndim(y)
         ga = None if ga is None else _align(ga, nb, nd)
         gb = None if gb is None else _align(gb, nb, nd)
     fa, fb = prim.kernels
@@ -536,7 +536,16 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
-    return _flat(L, y, _wrap(tt, nb) if nb else tt)
+    if nb:
+        tt = _wrap(tt, nb)
+    d = _new(Tensor)  # (_flat, inlined: every dual op of the array rules ends here)
+    d._data, d._level, d._p, d._t = y, L, None, tt
+    d._nb = 0
+    d._rg = False
+    d._node = None
+    d._vc = None
+    d._meta = None
+    return d
 
 
 def _flat(L: int, y: Any, tt: Any) -> Tensor:

@@ -285,8 +285,14 @@ class Node:
         prim = self.prim
         if prim.multi or prim.boundary or self.nbs is not None:
             return False
-        wanted = [i for i, n in enumerate(needs) if n]
-        return all(i in prim.linear for i in wanted) and (prim.joint or len(wanted) == 1)
+        linear = prim.linear
+        wanted = 0  # (a loop, not comprehensions: this runs once per node)
+        for i, n in enumerate(needs):
+            if n:
+                if i not in linear:
+                    return False
+                wanted += 1
+        return prim.joint or wanted == 1
 
     def vjp(self, cts: list[Any], needs: list[bool], mine: bool = False) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
