@@ -298,3 +298,43 @@ def test_a_hook_sees_a_negated_cotangent_written_out():
     np.testing.assert_array_equal(p.numpy(), -np.ones(5))
     assert t is None or not t.numpy().any()
     np.testing.assert_array_equal(da.unpack_dual(gx)[0].numpy(), -2.0 * np.ones(5))
+
+
+# -- products written into fresh coefficients (transpose._times_fresh), large arrays only --------
+
+
+def test_a_fresh_coefficient_takes_the_product_when_it_is_large():
+    from dualad.reverse.transpose import _times_fresh
+
+    for n, inplace in ((10, False), (1 << 14, True)):
+        ct = da.tensor(_arr(n))
+        with da.no_grad():
+            k = da.tensor(_arr(n)) * 2.0  # (a fresh array)
+            want = ct.numpy() * k.numpy()
+            r = _times_fresh(ct, k, (), ct)
+        assert (r is not None) == inplace
+        if inplace:
+            assert r._data is k._data
+            np.testing.assert_array_equal(r.numpy(), want)
+
+
+def _in_place_cases():
+    import test_transposition as TT
+
+    return [pytest.param(*c.values, f, id=f"{c.id}{'-first' if f else ''}")
+            for c in TT.FORMULA_CASES for f in (False, True)
+            if not f or E.PRIMS[c.values[0]].nin > 1]
+
+
+@pytest.mark.parametrize("mine", [False, True])
+@pytest.mark.parametrize("ct_dual", [False, True])
+@pytest.mark.parametrize("x_dual", [False, True])
+@pytest.mark.parametrize(("name", "dtype", "first_only"), _in_place_cases())
+def test_large_elementwise_transposes_in_place_equal_the_product(name, dtype, x_dual,
+                                                                  ct_dual, first_only, mine,
+                                                                  monkeypatch):
+    # test_transposition's check, at a size where the products are written in place
+    import test_transposition as TT
+
+    TT.test_elementwise_transpose_in_place_equals_the_product(
+        name, dtype, x_dual, ct_dual, first_only, (130, 128), mine, monkeypatch)

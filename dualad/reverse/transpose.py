@@ -109,11 +109,15 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False)
 
     ``k`` must hold only arrays it allocated: none of them a view, or an array of the
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
-    tangent on). The results are those of ``ct * k``: the same products and sums.
+    tangent on). The results are those of ``ct * k``: the same products and sums. Small
+    arrays are left to the product: below ``E._INPLACE_MIN`` elements an allocation costs
+    less than these checks.
     """
     kp = graph.flat_parts(k)
+    if kp is None or kp[0].size < E._INPLACE_MIN:
+        return None
     cp = graph.flat_parts(ct)
-    if kp is None or cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
+    if cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
         return None
     k0, k1, lk = kp
     c0, c1, lc = cp
