@@ -10,6 +10,8 @@ bit for bit, for plain, dual and batched cotangents and tangents.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 
@@ -338,3 +340,49 @@ def test_large_elementwise_transposes_in_place_equal_the_product(name, dtype, x_
 
     TT.test_elementwise_transpose_in_place_equals_the_product(
         name, dtype, x_dual, ct_dual, first_only, (130, 128), mine, monkeypatch)
+
+
+# -- products with batched duals in elementwise_t: multiply's array rule, called directly --------
+
+
+@pytest.mark.parametrize("ct_kind", ["plain", "batched"])
+@pytest.mark.parametrize("name", ["log", "square", "sin", "tanh", "multiply", "divide",
+                                  "power", "hypot"])
+def test_products_with_batched_duals_are_multiplys_rule(name, ct_kind, monkeypatch):
+    # forward-over-reverse with a batch of tangents (a Hessian by columns): the products
+    # ct * conj(c_i) skip the operator and the hot path's decline; the values must be
+    # those of ct * k, bit for bit, and the direct way must have run
+    from dualad.reverse import transpose as T
+    from dualad.reverse.graph import tensors as written
+
+    prim = E.PRIMS[name]
+    xs = [_arr(6) for _ in range(prim.nin)]
+    ts = [_arr((4, 6)) for _ in range(prim.nin)]
+    c0, c1 = _arr(6) - 1.0, _arr((4, 6))
+    calls = []
+    mul = E.PRIMS["multiply"]
+
+    def counted(p, *a):  # (the direct way's calls only: the operator's reach mul.fast too)
+        calls.append(1)
+        return mul.fast(mul, *a)
+
+    def vjps():
+        with da.dual_level():
+            ins = [da.make_dual(da.tensor(x, requires_grad=True), da.tensor(t), batched=True)
+                   for x, t in zip(xs, ts, strict=True)]
+            y = prim(*ins)
+            ct = da.tensor(c0) if ct_kind == "plain" else \
+                da.make_dual(da.tensor(c0), da.tensor(c1), batched=True)
+            with da.no_grad():
+                res = y.grad_fn.vjp([ct], [True] * prim.nin)
+            return [_parts(written([r.c if isinstance(r, Given) else r])[0]) for r in res]
+
+    monkeypatch.setattr(T, "_MUL", types.SimpleNamespace(fast=counted))
+    got = vjps()
+    assert calls
+    monkeypatch.setattr(T, "_times", lambda ct, k: ct * k)
+    want = vjps()
+    for (gp, gt), (wp, wt) in zip(got, want, strict=True):
+        np.testing.assert_array_equal(gp, wp)
+        assert gt.shape == wt.shape
+        np.testing.assert_array_equal(gt, wt)
