@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
 from dualad.ops.linear import identity_seed
 
 Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
@@ -200,19 +201,11 @@ def check_chunk_size(chunk_size: Any) -> None:
 
 def batched_level_live() -> bool:
     """True while a batched dual level is live (only one may be, at a time)."""
-    try:
-        from dualad import _dispatch
-    except ImportError:  # pragma: no cover - the core always has it
-        return False
-    return bool(getattr(_dispatch, "batched", ()))
+    return bool(_dispatch.batched)
 
 
 def is_dual(t: Tensor) -> bool:
     """True if ``t`` carries a tangent at some live dual level."""
-    try:
-        from dualad import _dispatch
-    except ImportError:  # pragma: no cover
-        return da.unpack_dual(t).tangent is not None
     lv = getattr(t, "_level", 0)
     return bool(lv) and lv in _dispatch.live
 
