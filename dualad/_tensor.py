@@ -77,6 +77,8 @@ class Tensor:
         if p is None:  # flat: the primal is the plain Tensor of _data
             p = self._p = _make(self._data)
             p._nb, p._vc = self._nb, self._vc
+            if self._rg:  # (recorded while flat: the node is the primal's, see graph._set_node)
+                p._rg, p._node, p._out_nr = True, self._node, self._out_nr
         return p
 
     @_primal.setter

@@ -688,3 +688,35 @@ def test_factories_in_inference_mode_make_inference_tensors():
         dnp.sin(made[-1])  # (_unary)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         made[-1] * da.tensor([2.0])
+
+
+def test_recording_keeps_a_flat_dual_flat_and_its_primal_takes_the_node():
+    # with tangents untracked (hvp's forward-over-reverse), a dual op on arrays gives a
+    # flat dual (no primal Tensor); recording it sets the node on the dual alone, and the
+    # primal Tensor made later (unpack_dual, grad_fn, the next op's edge) takes it then:
+    # the same graph as when the primal was made first
+    from dualad.grad_mode import untracked_tangents
+
+    x = da.tensor([0.3, 0.5], requires_grad=True)
+    seed = da.tensor([1.0, -2.0])
+    for first in (False, True):
+        with da.dual_level(), untracked_tangents():
+            xd = da.make_dual(x, da.tensor([1.0, 2.0]))
+            y = dnp.sin(xd) * 2.0
+            node = y._node
+            assert node is not None and y._p is None  # (recorded, still flat)
+            z = dnp.exp(y) if not first else None
+            p, t = da.unpack_dual(y)
+            assert p.grad_fn is node and y.grad_fn is node and p.requires_grad
+            if first:
+                z = dnp.exp(y)
+            assert z.grad_fn.next_functions[0][0] is node
+            (g,) = da.grad(z, x, seed)
+        want = seed._data * np.exp(2 * np.sin(x._data)) * 2 * np.cos(x._data)
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-14)
+        assert unpack_primal_after_exit(y) is node
+
+
+def unpack_primal_after_exit(y):
+    """After its level exits, a dual behaves as its primal: that primal's grad_fn."""
+    return da.unpack_dual(y).primal.grad_fn

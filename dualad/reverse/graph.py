@@ -614,7 +614,9 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             d = a._data
             avals.append((d.shape if not a._nb else a.shape, d.dtype))
             if a._rg:
-                inner = a if not a._level else D.innermost(a)
+                # (a flat dual holds its primal's graph fields: see _set_node)
+                inner = a if not a._level or a._p is None and a._level < D.LIN else \
+                    D.innermost(a)
                 if inner._meta is not None:
                     _savable(inner)
                 node_in = inner._node
@@ -964,11 +966,17 @@ _SCALARS = frozenset((int, float, complex, bool))  # (a set: membership by hash,
 
 
 def _set_node(t: Tensor, node: Any, k: int) -> None:
+    """Make ``node`` (output ``k``) the grad_fn of ``t`` and of each primal below it. A flat
+    dual (no primal Tensor yet) keeps it alone: the primal Tensor made from it when asked
+    for (``Tensor._primal``) takes it then, so recording keeps a flat dual flat."""
     while True:
         t._rg, t._node, t._out_nr = True, node, k
         if not t._level or t._level >= D.LIN:
             return
-        t = t._primal
+        p = t._p
+        if p is None:
+            return
+        t = p
 
 
 D.hooks["record"] = record
