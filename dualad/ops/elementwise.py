@@ -536,16 +536,7 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
-    if nb:
-        tt = _wrap(tt, nb)
-    d = _new(Tensor)  # (_flat, inlined: every dual op of the array rules ends here)
-    d._data, d._level, d._p, d._t = y, L, None, tt
-    d._nb = 0
-    d._rg = False
-    d._node = None
-    d._vc = None
-    d._meta = None
-    return d
+    return _flat(L, y, _wrap(tt, nb) if nb else tt)
 
 
 def _flat(L: int, y: Any, tt: Any) -> Tensor:
