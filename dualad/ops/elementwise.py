@@ -861,8 +861,6 @@ def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
 _TRANSPOSED_TERM = """
         if needs[{i}]:
             {coef}
-            if c is None:
-                return fast_vjp(prim, ct, arrays, y, avals, needs, od)
             shape, dtype = avals[{i}]
             res[{i}] = c if (c.__class__ is _ndarray and c.dtype is dtype and c.shape == shape) \\
                 else _ct_finish(c, -1, shape, dtype)"""
@@ -877,24 +875,34 @@ def transposed_{name}(prim, ct, arrays, y, avals, needs, od):
 """
 
 
-def _coef_src(src: str) -> str:
-    """Source setting ``c`` to ``ct * f`` for one formula (None: the general rule decides)."""
-    if src == "1":
-        return "c = ct"
-    if src == "-1":
-        return "c = -ct"
-    return (f"k = {src}\n            c = ct * k if k.__class__ is float or "
-            "(k.__class__ is _ndarray and k.dtype is od) else None")
+def _times_coef(src: str, var: str, decline: str, indent: str) -> str:
+    """Source setting ``var`` to ``ct`` times the formula ``src`` (lines joined at
+    ``indent``), running ``decline`` for a coefficient not in the output's dtype ``od`` —
+    the general rule casts it (a 0-d one is a NumPy scalar; a Python float or int is
+    weak)."""
+    if src in ("1", "-1"):
+        return f"{var} = {'ct' if src == '1' else '-ct'}"
+    return f"\n{indent}".join([
+        f"k = {src}",
+        "if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:",
+        "    if k.dtype is not od:",
+        f"        {decline}",
+        "elif k.__class__ is not float and k.__class__ is not int:",
+        f"    {decline}",
+        f"{var} = ct * k"])
 
 
 def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
     """The array transpose of one formula primitive (see above)."""
     if len(srcs) > 2 or "0" in srcs:
         return fast_vjp
-    terms = "".join(_TRANSPOSED_TERM.format(i=i, coef=_coef_src(src)) for i, src in enumerate(srcs))
+    decline = "return fast_vjp(prim, ct, arrays, y, avals, needs, od)"
+    terms = "".join(_TRANSPOSED_TERM.format(i=i, coef=_times_coef(src, "c", decline, " " * 12))
+                    for i, src in enumerate(srcs))
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
-    return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish)
+    return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish,
+                     _f8=np.float64, _f4=np.float32)
 
 
 # -- the lane's steps: one input's cotangent, by its formula ----------------------------
@@ -921,25 +929,14 @@ def pair_{name}(ct, a, b, y, od):
 """
 
 
-def _step_term(src: str, i: int) -> str:
-    """Source setting ``c{i}`` to ``ct`` times the formula ``src`` (returning None for a
-    coefficient of another dtype; a 0-d one is a NumPy scalar)."""
-    if src in ("1", "-1"):
-        return f"c{i} = {'ct' if src == '1' else '-ct'}"
-    return (f"k = {src}\n    if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:"
-            f"\n        if k.dtype is not od:\n            return None\n"
-            f"    elif k.__class__ is not float and k.__class__ is not int:\n        return None"
-            f"\n    c{i} = ct * k")
-
-
 def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
     """The lane's step for each input (None for a zero derivative), or () past two inputs."""
     if len(srcs) > 2:
         return ()
     a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
     return tuple(None if src == "0" else _compiled(
-        _STEP.format(name=name, i=i, a=a, b=b, term=_step_term(src, 0)), f"step_{name}_{i}",
-        _f8=np.float64, _f4=np.float32)
+        _STEP.format(name=name, i=i, a=a, b=b, term=_times_coef(src, "c0", "return None", " " * 4)),
+        f"step_{name}_{i}", _f8=np.float64, _f4=np.float32)
         for i, src in enumerate(srcs))
 
 
@@ -947,7 +944,8 @@ def _pair(name: str, srcs: tuple[str, ...]) -> Any:
     """The lane's step of ``f(x, x)`` (None unless both inputs have a nonzero derivative)."""
     if len(srcs) != 2 or "0" in srcs:
         return None
-    code = _PAIR.format(name=name, t0=_step_term(srcs[0], 0), t1=_step_term(srcs[1], 1))
+    code = _PAIR.format(name=name, t0=_times_coef(srcs[0], "c0", "return None", " " * 4),
+                        t1=_times_coef(srcs[1], "c1", "return None", " " * 4))
     return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
 
 
