@@ -8,6 +8,8 @@ checks versions and releases as the general path does.
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import dualad as da
 import dualad.numpy as dnp
@@ -29,14 +31,14 @@ def _nodes(t):
     return list(seen.values())
 
 
-def _graphs():
+def _graphs(shape=(3,)):
     """(output, inputs) pairs over the formula primitives, operand kinds and dtypes."""
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32, np.complex128):
-        x = da.tensor((rng.uniform(0.2, 0.8, 3) + (0.1j if dtype is np.complex128 else 0))
+        x = da.tensor((rng.uniform(0.2, 0.8, shape) + (0.1j if dtype is np.complex128 else 0))
                       .astype(dtype), requires_grad=True)
-        w = da.tensor(rng.uniform(0.2, 0.8, 3).astype(dtype), requires_grad=True)
-        c = da.tensor(rng.uniform(0.2, 0.8, 3))  # no grad
+        w = da.tensor(rng.uniform(0.2, 0.8, shape).astype(dtype), requires_grad=True)
+        c = da.tensor(rng.uniform(0.2, 0.8, shape))  # no grad
         for prim in E.PRIMS.values():
             if getattr(prim, "arity", None) == 1 and prim.transposed is not None:
                 try:
@@ -89,9 +91,11 @@ def test_the_lane_keeps_what_plain_arrays_gives():
     assert count > 150 and steps > 50
 
 
-def test_the_lane_gives_the_general_paths_gradients_bit_for_bit():
+@pytest.mark.parametrize("shape", [(3,), (1,), (), (1, 1)])
+def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
+    # (one element: the steps run on NumPy scalars)
     lanes = 0
-    for y, ins in _graphs():
+    for y, ins in _graphs(shape):
         if not y.requires_grad or y.dtype.kind not in "fc":
             continue
         got = _grads(y, ins)
@@ -103,7 +107,7 @@ def test_the_lane_gives_the_general_paths_gradients_bit_for_bit():
         for a, b in zip(got, want, strict=True):
             assert (a is None) == (b is None), y.grad_fn.name()
             if a is not None:
-                assert a.dtype == b.dtype
+                assert a.dtype == b.dtype and a.shape == b.shape == shape
                 np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=y.grad_fn.name())
     assert lanes > 150
 
@@ -154,29 +158,95 @@ def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+_STEPPED = sorted(n for n, p in E.PRIMS.items() if getattr(p, "steps", ()))
+
+
+def _step_both_ways(name, which, x, s, ct, dtype, shape):
+    """A step's result on one-element arrays and on their elements (scalar mode)."""
+    prim = E.PRIMS[name]
+    arr = np.full(shape, x, dtype)
+    od = np.dtype(dtype)
+    if prim.nin == 1 or which == "pair":
+        step = prim.steps[0] if prim.nin == 1 else prim.pair
+        p0 = p1 = arr
+        args = (arr,) * prim.nin
+    else:
+        step = prim.steps[which]
+        p0, p1 = (arr, s) if which == 0 else (s, arr)
+        args = (p0, p1)
+    if step is None:
+        return None, None
+    with np.errstate(all="ignore"):
+        y = np.asarray(prim.ufunc(*args))
+        c = np.full(shape, ct, dtype)
+        ix = (0,) * len(shape)
+        return step(c[ix], p0, p1, y, od, ix), step(c, p0, p1, y, od, None)
+
+
+def _assert_same(name, got, want, dtype, shape):
+    assert (got is None) == (want is None), name
+    if want is not None:
+        want = np.asarray(want)
+        assert got.__class__ is np.dtype(dtype).type, name
+        assert want.dtype == dtype and want.shape == shape, name
+        if not (np.isnan(got) and np.isnan(want)):  # (a NaN's sign bit may differ)
+            assert np.asarray(got).tobytes() == want.reshape(()).tobytes(), (name, got, want)
+
+
+# scalar mode (the one-element arrays' element, NumPy scalar arithmetic) is the same IEEE
+# arithmetic in the same dtype as the arrays' ufunc loops: every step, on a grid of values
+# and on random ones
+_GRID = [0.0, -0.0, 0.3, -0.7, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 1e-310, 1e300]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_step_on_scalars_is_the_step_on_arrays_bit_for_bit(dtype):
+    checked = 0
+    for name in _STEPPED:
+        for which in (0, 1, "pair"):
+            for x in _GRID:
+                for s in (0.5, -2.0, 3):
+                    got, want = _step_both_ways(name, which, x, s, 0.7, dtype, (1,))
+                    _assert_same(name, got, want, dtype, (1,))
+                    checked += want is not None
+    assert checked > 2000
+
+
+@given(name=st.sampled_from(_STEPPED), which=st.sampled_from([0, 1, "pair"]),
+       x=st.floats(allow_subnormal=True), s=st.floats(-3, 3), ct=st.floats(),
+       dtype=st.sampled_from([np.float64, np.float32]),
+       shape=st.sampled_from([(), (1,), (1, 1)]))
+def test_a_step_on_scalars_is_the_step_on_arrays_at_random(name, which, x, s, ct, dtype,
+                                                             shape):
+    got, want = _step_both_ways(name, which, x, s, ct, dtype, shape)
+    _assert_same(name, got, want, dtype, shape)
+
+
+@pytest.mark.parametrize("size", [2, 1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_step_that_declines_sends_its_node_the_general_way(dtype):
+def test_a_step_that_declines_sends_its_node_the_general_way(dtype, size):
     # maximum's coefficient and that of 1.5 ** x are not in the output's dtype for float32
     # (the step declines, first in the lane or after other steps); the general way casts
-    x = da.tensor(np.array([0.3, 0.7], dtype), requires_grad=True)
+    x = da.tensor(np.array([0.3, 0.7][:size], dtype), requires_grad=True)
     for f in (lambda h: dnp.maximum(h, 0.5), lambda h: 1.5 ** h):
         y = dnp.exp(f(dnp.sin(x)))
         for first in (False, True):
             if first:
                 y = f(dnp.sin(x))
             assert all(n.lane[0] is not None for n in _nodes(y))
-            seed = da.tensor(np.ones(2, dtype))
+            seed = da.tensor(np.ones(size, dtype))
             (got,) = da.grad(y, x, seed, retain_graph=True)
             for n in _nodes(y):
                 n.lane = None
             (want,) = da.grad(y, x, seed)
-            assert got.dtype == want.dtype == dtype
+            assert got.dtype == want.dtype == dtype and got.shape == (size,)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.parametrize("size", [2, 1])
 @pytest.mark.parametrize("which", ["input", "output"])
-def test_the_lane_checks_versions(which):
-    x = da.tensor([0.3, 0.4], requires_grad=True)
+def test_the_lane_checks_versions(which, size):
+    x = da.tensor([0.3, 0.4][:size], requires_grad=True)
     h = dnp.sin(x)
     y = dnp.sin(h) if which == "input" else dnp.exp(h)
     assert y.grad_fn.lane is not None
@@ -187,7 +257,8 @@ def test_the_lane_checks_versions(which):
             y[0] = 1.0  # (exp saved its output)
     z = dnp.negative(y)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        z.backward(da.tensor([1.0, 1.0]))  # (a seed, not a sum: the cotangent stays bare)
+        z.backward(da.tensor([1.0, 1.0][:size]))  # (a seed, not a sum: the cotangent stays
+        # bare)
 
 
 def test_a_value_changed_before_it_was_saved_takes_no_lane():
@@ -286,7 +357,8 @@ def test_grad_prunes_what_leads_to_no_input_asked_for():
                                * np.cos(x._data) * [1, 2])
 
 
-def test_a_chain_hands_over_at_hooks_captures_and_changed_values():
+@pytest.mark.parametrize("size", [2, 1])
+def test_a_chain_hands_over_at_hooks_captures_and_changed_values(size):
     # the lane runs a chain of nodes itself; a node with a hook, a captured input or a
     # changed saved value goes the general way, as does everything after it
     def chain(x):
@@ -295,8 +367,8 @@ def test_a_chain_hands_over_at_hooks_captures_and_changed_values():
             made.append(f(made[-1]))
         return made
 
-    x = da.tensor([0.3, 0.2], requires_grad=True)
-    seed = da.tensor([1.0, 0.5])
+    x = da.tensor([0.3, 0.2][:size], requires_grad=True)
+    seed = da.tensor([1.0, 0.5][:size])
     for case in ["hook", "capture", "prehook"]:
         made = chain(x)
         calls = []
@@ -311,12 +383,38 @@ def test_a_chain_hands_over_at_hooks_captures_and_changed_values():
         want = da.grad(made[-1], ins, seed)
         assert calls == ([1, 1] if case != "capture" else [])
         for a, b in zip(got, want, strict=True):
+            assert a.shape == b.shape and a.dtype == b.dtype
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     made = chain(x)
     with da.no_grad():
         made[2][0] = 0.5  # (exp saved its output; the chain reaches it after four nodes)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         da.grad(made[-1], x, seed)
+
+
+@pytest.mark.parametrize("shape", [(1,), (), (1, 1), (2,)])
+def test_lanes_that_meet_others_hand_their_cotangents_over_as_arrays(shape):
+    # branches: a lane that ends while other nodes are pending sends its cotangent to
+    # _add_to (an array of the shape it came in, in scalar mode too), and f(x, x) and a
+    # general node take arrays
+    x = da.tensor(np.full(shape, 0.3), requires_grad=True)
+    w = da.tensor(np.full(shape, 0.6, np.float32), requires_grad=True)
+    made = [lambda h: dnp.exp(h) * 1.5 + dnp.cos(h), lambda h: dnp.tanh(h) * dnp.tanh(h) - h,
+            lambda h: dnp.sin(h * dnp.exp(h)),
+            lambda h: dnp.exp(-dnp.sin(w)) * 2 + dnp.sin(w * 1.5).astype(x.dtype)]
+    for f in made:
+        y = f(dnp.sin(x))
+        assert sum(n.lane is not None and n.lane[0] is not None for n in _nodes(y)) >= 3
+        seed = da.tensor(np.full(shape, 0.7))
+        got = da.grad(y, (x, w), seed, allow_unused=True, retain_graph=True)
+        for n in _nodes(y):
+            n.lane = None
+        want = da.grad(y, (x, w), seed, allow_unused=True, retain_graph=True)
+        for a, b in zip(got, want, strict=True):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a.shape == b.shape == shape and a.dtype == b.dtype
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_the_lane_computes_only_the_cotangents_asked_for():

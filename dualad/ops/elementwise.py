@@ -912,9 +912,15 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
 # the output's dtype (the engine casts the seeds; a rule's result is in its input's dtype)
 # and each step keeps it. A coefficient of another dtype declines (None) and the node goes
 # the general way.
+#
+# On a one-element cotangent the engine runs its steps on NumPy scalars (``ix``, the index
+# of that element, not None): NumPy's scalar arithmetic is the same IEEE operation in the
+# same dtype as its array loops, at a tenth of a ufunc call's cost on a one-element array.
+# A step then reads the element of each array it was given (each has the output's shape:
+# the other operand of a step is a Python scalar, and ``f(x, x)``'s two are the input).
 
 _STEP = """
-def step_{name}_{i}(ct, {a}, {b}, y, od):
+def step_{name}_{i}(ct, {a}, {b}, y, od, ix):{scalar}
     {term}
     return c0
 """
@@ -922,11 +928,25 @@ def step_{name}_{i}(ct, {a}, {b}, y, od):
 # f(x, x): the step of the one input both operands are is the sum of both terms, as the
 # engine sums the two cotangents the array transpose gives (``engine._pair``): bit for bit.
 _PAIR = """
-def pair_{name}(ct, a, b, y, od):
+def pair_{name}(ct, a, b, y, od, ix):{scalar}
     {t0}
     {t1}
     return c0 + c1
 """
+
+
+def _elements(srcs: Any, arrays: Any) -> str:
+    """Source taking, in scalar mode, the element of each of ``arrays`` the formulas
+    ``srcs`` read."""
+    names = set()
+    for src in srcs:
+        if src not in ("0", "1", "-1"):
+            names |= {n.id for n in ast.walk(ast.parse(src, mode="eval"))
+                      if isinstance(n, ast.Name)}
+    read = [v for v in arrays if v in names]
+    if not read:
+        return ""
+    return "\n    if ix is not None:" + "".join(f"\n        {v} = {v}[ix]" for v in read)
 
 
 def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
@@ -935,7 +955,8 @@ def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
         return ()
     a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
     return tuple(None if src == "0" else _compiled(
-        _STEP.format(name=name, i=i, a=a, b=b, term=_times_coef(src, "c0", "return None", " " * 4)),
+        _STEP.format(name=name, i=i, a=a, b=b, scalar=_elements([src], ((a, b)[i], "y")),
+                     term=_times_coef(src, "c0", "return None", " " * 4)),
         f"step_{name}_{i}", _f8=np.float64, _f4=np.float32)
         for i, src in enumerate(srcs))
 
@@ -944,7 +965,8 @@ def _pair(name: str, srcs: tuple[str, ...]) -> Any:
     """The lane's step of ``f(x, x)`` (None unless both inputs have a nonzero derivative)."""
     if len(srcs) != 2 or "0" in srcs:
         return None
-    code = _PAIR.format(name=name, t0=_times_coef(srcs[0], "c0", "return None", " " * 4),
+    code = _PAIR.format(name=name, scalar=_elements(srcs, ("a", "b", "y")),
+                        t0=_times_coef(srcs[0], "c0", "return None", " " * 4),
                         t1=_times_coef(srcs[1], "c1", "return None", " " * 4))
     return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
 

@@ -260,26 +260,35 @@ def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
     and the cotangent is a bare array), and then, while nothing else is pending and each
     sends one bare cotangent on, the chain of lane nodes it feeds. Returns the node to run
     next (None: take one from the heap) and its cotangents; None if ``node`` did not run
-    (a saved value changed, so ``vjp`` raises; or its step declined)."""
+    (a saved value changed, so ``vjp`` raises; or its step declined).
+
+    A one-element cotangent goes through the steps as a NumPy scalar (``ix``: the index
+    of its element; see "the lane's steps" in ``ops.elementwise``) and leaves the lane an
+    array of the shape it came in (``shape``) again."""
     first = True
+    ix = shape = None
     while True:
         step, p0, p1, y, vcs, od, e = node.lane
         for vc in vcs:
             if vc[0]:  # changed in place: the general way raises torch's error
-                return None if first else (node, [c])
+                return None if first else (node, [_array(c, ix, shape)])
         if step is not None:  # one input, of the output's aval (a float one)
-            r = step(c, p0, p1, y, od)
-            if r.__class__ is not _ndarray:
-                if r is None:  # (a coefficient of another dtype: the general way casts)
-                    return None if first else (node, [c])
-                r = np.asarray(r)  # (0-d * 0-d is a NumPy scalar)
+            if ix is None and c.size == 1:
+                shape = c.shape
+                ix = (0,) * len(shape)
+                c = c[ix]
+            r = step(c, p0, p1, y, od, ix)
+            if r is None:  # (a coefficient of another dtype: the general way casts)
+                return None if first else (node, [_array(c, ix, shape)])
             if release and node.saved:
                 node.saved = node.lane = None  # (what it saved)
             c = r
             if heap:
-                _add_to(buf, heap, e[0], e[1], c, own)
+                _add_to(buf, heap, e[0], e[1], _array(c, ix, shape), own)
                 return None, None
         else:
+            if ix is not None:
+                c, ix = _array(c, ix, shape), None
             prim = node.prim
             ns = e if needs is None else needs  # (e: which inputs have edges, all asked for)
             res = prim.transposed(prim, c, p0, y, node.avals, ns, od)
@@ -309,12 +318,24 @@ def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
             if needs is None:  # leads to no input that was asked for
                 return None, None
         if node.hooked or node.lane is None or node in captures:
+            if ix is not None:
+                c = _array(c, ix, shape)
             n_out = len(node.out_avals)
             if n_out == 1:
                 return node, [c]
             grads = [None] * n_out
             grads[nr] = c
             return node, grads
+
+
+def _array(c: Any, ix: Any, shape: Any) -> Any:
+    """The lane's cotangent as an array: ``c`` itself, or (``ix`` not None) the NumPy
+    scalar ``c`` as an array of ``shape``."""
+    if ix is None:
+        return c
+    a = np.empty(shape, c.dtype)
+    a[ix] = c
+    return a
 
 
 def _only(res: list[Any], needs: Any) -> int:

@@ -165,9 +165,10 @@ class Node:
     engine's straight lane (``engine._lane``) needs, kept at record time: ``(step, p0,
     p1, y, vcs, od, e)``. ``vcs`` are the version counters of what it saved (each at
     version 0 then), ``od`` the output's dtype. With one input that requires grad, of the
-    output's aval and a float dtype (or ``f(x, x)``), ``step(ct, p0, p1, y, od)`` is that
-    input's cotangent (``prim.steps``, ``prim.pair``), ``p0, p1`` the arrays its formula
-    reads and ``e`` that input's edge. Otherwise ``step`` is None, ``p0`` is what
+    output's aval and a float dtype (or ``f(x, x)``), ``step(ct, p0, p1, y, od, None)`` is
+    that input's cotangent (``prim.steps``, ``prim.pair``; with the index of the element of
+    one-element arrays instead of None, on NumPy scalars), ``p0, p1`` the arrays its
+    formula reads and ``e`` that input's edge. Otherwise ``step`` is None, ``p0`` is what
     ``_plain_arrays`` gives for ``prim.transposed``, ``p1`` None, and ``e`` the needs when
     every input is asked for. None for every other node, and once the saved values are
     released. A Node is made by ``Node()`` (no ``__init__``: the call costs less than
