@@ -179,7 +179,7 @@ def _step_both_ways(name, which, x, s, ct, dtype, shape):
     with np.errstate(all="ignore"):
         y = np.asarray(prim.ufunc(*args))
         c = np.full(shape, ct, dtype)
-        ix = (0,) * len(shape)
+        ix = 0 if len(shape) == 1 else (0,) * len(shape)  # (as the engine indexes)
         return step(c[ix], p0, p1, y, od, ix), step(c, p0, p1, y, od, None)
 
 

@@ -275,7 +275,7 @@ def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
         if step is not None:  # one input, of the output's aval (a float one)
             if ix is None and c.size == 1:
                 shape = c.shape
-                ix = (0,) * len(shape)
+                ix = 0 if len(shape) == 1 else (0,) * len(shape)  # (an int indexes faster)
                 c = c[ix]
             r = step(c, p0, p1, y, od, ix)
             if r is None:  # (a coefficient of another dtype: the general way casts)
