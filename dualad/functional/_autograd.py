@@ -21,6 +21,7 @@ from typing import Any
 
 import dualad as da
 from dualad.grad_mode import untracked_tangents
+from dualad.reverse.engine import NO_TANGENT, grad_tangents
 
 from ._common import (
     Tensor,
@@ -489,6 +490,11 @@ def _columns_give_the_rows(
 # ---------------------------------------------------------------------------
 
 
+def _tangent_or_no(g: Tensor) -> Any:
+    t = tangent_or_none(g)
+    return NO_TANGENT if t is None else t
+
+
 def _hvp_impl(
     fn_name: str,
     func: Callable[..., Any],
@@ -503,24 +509,28 @@ def _hvp_impl(
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
         vs = _directions(v, xs, in_tuple, fn_name, create_graph,
                          "the input to the user-provided function")
-        with da.dual_level():
+        with da.dual_level() as level:
             duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
             with _Null() if create_graph else untracked_tangents():
                 out = _single_scalar_output(func(*duals), fn_name)
             if strict and not out.requires_grad:
                 raise err_not_differentiable(0)
-            g = da.grad(out.reshape(()), list(duals), create_graph=create_graph, allow_unused=True)
+            # per input: None (independent), NO_TANGENT (a linear gradient), or H v
+            if create_graph:
+                g = da.grad(out.reshape(()), list(duals), create_graph=True, allow_unused=True)
+                ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
+            else:  # only the gradient's tangent is read: its primal is left uncomputed
+                ts = grad_tangents(out.reshape(()), duals, level)
             res = []
-            for j, gj in enumerate(g):
-                t = None if gj is None else tangent_or_none(gj)
+            for j, t in enumerate(ts):
                 if strict:
-                    if gj is None:
-                        raise err_independent(0, j)
                     if t is None:
+                        raise err_independent(0, j)
+                    if t is NO_TANGENT:
                         raise err_linear_gradient(j)
                     if create_graph and not t.requires_grad:
                         raise err_constant_jacobian(0, j, "Hessian-vector product")
-                res.append(t if t is not None else zeros_like(xs[j]))
+                res.append(zeros_like(xs[j]) if t is None or t is NO_TANGENT else t)
             out_p = primal_of(out)
     out_r = grad_postprocess(out_p, create_graph)
     res_r = grad_postprocess(tuple(res), create_graph)

@@ -18,7 +18,7 @@ from .. import _dispatch as D
 from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
-from ..forward_ad import _with_nb
+from ..forward_ad import _with_nb, unpack_dual
 from .graph import (
     _EVERY2,
     _ONE,
@@ -132,7 +132,13 @@ def run(
     inputs: tuple[Tensor, ...] | None,
     capture: bool,
     retain: bool = True,
+    tangent: int = 0,
 ) -> list[Any]:
+    """The backward pass. ``tangent`` (a dual level; with ``inputs``, nothing recording):
+    of each input that is a leaf without hooks only the tangent at that level of its
+    gradient is wanted (``grad_tangents``), so the cotangents reaching it are summed as
+    that tangent alone, not as duals whose primal nothing reads; such an input captures
+    its tangent, or ``NO_TANGENT`` when what reached it had none."""
     roots = [edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
     again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
@@ -156,7 +162,12 @@ def run(
     # topological order: when a node is popped, every cotangent for it has arrived.
     buf: dict[Any, list[Any]] = {}
     heap: list[Any] = []
-    own: dict[Any, Any] = {}  # (node, nr) -> the sum the engine made there (see _add_to)
+    own: dict[Any, Any] = {}  # (node, nr) -> the sum the engine made there (see _add_to);
+    # node -> the level whose tangent alone it sums (see _tangent_of)
+    if tangent:
+        for key in captures:
+            if key.__class__ is AccumulateGrad and not _hooks_of(key):
+                own[key] = tangent
     for (n, nr), c in zip(roots, cts, strict=True):
         if not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
@@ -189,9 +200,16 @@ def run(
                 if went is not None:
                     node, grads = went
                     mine = False
+                    if tangent and node in own:  # (the chain ends at an input: sum it there)
+                        for c in grads:
+                            _add_to(buf, heap, node, 0, c, own)
+                        node = None
                     continue
             nxt = None
             ran = True
+            if tangent and node in own and _hooks_of(node):
+                raise RuntimeError("a hook was registered on an input of hvp during its "
+                                   "backward pass; register it before")
             if node.hooked or node in captures:  # (every AccumulateGrad counts as hooked)
                 ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf,
                                 heap, own, retain)
@@ -223,7 +241,10 @@ def run(
                     # the node it feeds has all its cotangents and runs next, without the heap
                     nxt, nr = edges[k]
                     n_out = len(nxt.out_avals)
-                    if n_out == len(res) == 1:
+                    if tangent and nxt in own:  # (sent to an input: summed as its tangent)
+                        _add_to(buf, heap, nxt, nr, res[k], own)
+                        nxt = None
+                    elif n_out == len(res) == 1:
                         grads = res  # (the rule's own list: [ct])
                     else:
                         grads = [None] * n_out
@@ -237,6 +258,11 @@ def run(
                 node.saved = node.lane = None  # release what it saved (AccumulateGrad saves
                 # nothing)
             node = nxt
+    if tangent:  # the inputs that summed whole cotangents (hooked, or not leaves)
+        for key, k in captures.items():
+            if key.__class__ is tuple and key[0] not in own and got[k] is not None:
+                t = unpack_dual(got[k], level=tangent).tangent
+                got[k] = NO_TANGENT if t is None else t
     for k, first in again:
         got[k] = got[first]
     return got
@@ -379,13 +405,22 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
     rule's ``Given``) is seen by nothing else until the node runs, so later cotangents
     are added into it in place, and the node's rule gets it as its own; every other
     cotangent may be the user's, a saved value, another slot's or a read-only seed, and
-    is never written.
+    is never written. An input of which only a tangent is wanted (``own[node]``: its
+    level, see ``run``) sums the tangents of its cotangents instead.
     """
     slot = buf.get(node)
     if slot is None:
         heapq.heappush(heap, (-node.seq, node))
         slot = buf[node] = [None] * len(node.out_avals)
     a = slot[nr]
+    if own and node in own:
+        c = _tangent_of(c, own[node])
+        if c is None:  # (reached, by a cotangent with no tangent there)
+            if a is None:
+                slot[nr] = NO_TANGENT
+            return
+        if a is NO_TANGENT:
+            a = None
     if a is None:
         cls = c.__class__
         if cls is Scatter:
@@ -422,6 +457,44 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
 
 
 _OWN_MIN = 1 << 14  # below this, a new sum costs less than checking that one is ours
+
+class _NoTangent:
+    """What an input of which only a tangent is wanted captures when the cotangents that
+    reached it had none (``run``'s ``tangent``)."""
+
+    __slots__ = ()
+
+
+NO_TANGENT = _NoTangent()
+
+
+def _tangent_of(c: Any, L: int) -> Any:
+    """The tangent at level ``L`` of cotangent ``c``, in a form ``_add_to`` sums as it
+    sums cotangents (a bare array, a ``Scatter``, ``Negated`` or ``Given`` of one, or a
+    Tensor); None where it is zero. The arrays are those of ``c``'s tangent: the sums
+    are the ones the tangents of the summed duals would get."""
+    cls = c.__class__
+    if cls is Scatter:
+        if c.kind != L:  # (plain, or a flat dual at another level: no tangent at L)
+            return None
+        s = Scatter(c.t, None, -1, c.key, c.shape)
+        s.neg = c.neg
+        return s
+    if cls is Negated:
+        p, t, kind = c.parts
+        return Negated(t, c.own, (t, None, -1)) if kind == L else None
+    if cls is Given:
+        t = _tangent_of(c.c, L)
+        return Given(t) if t.__class__ is _ndarray else t
+    parts = flat_parts(c)
+    if parts is not None:
+        return parts[1] if parts[2] == L else None
+    return D.split(D.strip(c), L)[1]  # (a nested, batched or recorded Tensor)
+
+
+def _hooks_of(node: Any) -> bool:
+    """Whether an input's node has hooks that would see its gradient."""
+    return bool(node.pre_hooks or node.tensor_pre_hooks or node.retain)
 
 
 def _add_into(acc: Any, c: Any) -> bool:
@@ -600,6 +673,17 @@ def backward(
             else:
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
+
+
+def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> list[Any]:
+    """The tangents at ``level`` of ``grad(output, inputs, allow_unused=True)`` (a
+    one-element output, nothing recording), the gradients' primals left uncomputed where
+    only they would read them (forward-over-reverse: ``functional.hvp``). Per input:
+    None if the output does not depend on it, ``NO_TANGENT`` if its gradient has no
+    tangent at ``level``, else that tangent (a Tensor)."""
+    outs = (output,)
+    return run(outs, _root_cts(outs, None, False), retain_graph=False, create_graph=False,
+               inputs=inputs, capture=True, retain=False, tangent=level)
 
 
 def grad(

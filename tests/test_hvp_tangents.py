@@ -1,0 +1,120 @@
+"""hvp sums only the tangents of the gradient at its inputs (``engine.grad_tangents``):
+each case against the general way (``grad`` of the dual output, then its tangent), bit
+for bit, at a size below and one past the in-place thresholds (2^14 elements)."""
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+from dualad import functional as F
+from dualad.grad_mode import untracked_tangents
+from dualad.reverse import engine
+
+
+def _general(f, xs, vs):
+    """Per input: None (independent), "none" (no tangent) or the tangent's array."""
+    with da.enable_grad():
+        xs = [da.tensor(x, requires_grad=True) for x in xs]
+        with da.dual_level():
+            duals = [da.make_dual(x, da.tensor(v)) for x, v in zip(xs, vs, strict=True)]
+            with untracked_tangents():
+                out = f(*duals)
+            g = da.grad(out, duals, allow_unused=True)
+            res = []
+            for gj in g:
+                t = None if gj is None else da.unpack_dual(gj).tangent
+                res.append(None if gj is None else "none" if t is None else t.numpy())
+            return res
+
+
+def _tangents(f, xs, vs):
+    """The same by ``grad_tangents``, as hvp calls it."""
+    with da.enable_grad():
+        xs = [da.tensor(x, requires_grad=True) for x in xs]
+        with da.dual_level() as level:
+            duals = [da.make_dual(x, da.tensor(v)) for x, v in zip(xs, vs, strict=True)]
+            with untracked_tangents():
+                out = f(*duals)
+            ts = engine.grad_tangents(out, tuple(duals), level)
+            return [None if t is None else "none" if t is engine.NO_TANGENT else t.numpy()
+                    for t in ts]
+
+
+def _primal(x):
+    return da.unpack_dual(x).primal  # (plain, requires grad: its nodes record lanes)
+
+
+def _nested(x):
+    with da.dual_level():  # (an inner level of func's own: the cotangents nest)
+        y = da.make_dual(x * 1.5, da.ones_like(x))
+        z = da.unpack_dual(dnp.sin(y) * y).primal
+    return dnp.sum(z * x)
+
+
+_CASES = {
+    "rosenbrock": lambda x: dnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2),
+    "chain": lambda x: dnp.sum(x ** 3),  # (the last node sends to the input directly)
+    "negated": lambda x: dnp.sum(x ** 2 * (1.0 - x)) - dnp.sum(x[1:] * x[:-1]),
+    "slices": lambda x: dnp.sum(x[::2] ** 2) + dnp.sum(x[1:4] * x[2:5]) - dnp.sum(x[3] * x),
+    "linear": lambda x: dnp.sum(3.0 * x[1:] - x[:-1]),  # (no tangent reaches x)
+    "primal": lambda x: dnp.sum(_primal(x) ** 2 * 3.0) + dnp.sum(x ** 3),
+    "primal only": lambda x: dnp.sum(_primal(x) ** 2 * 3.0),
+    "nested": _nested,
+    "matmul": lambda x: dnp.sum((x[:5].reshape(5, 1) * x[:5]) @ x[:5]),
+}
+
+
+@pytest.mark.parametrize("n", [9, 1 << 15])
+@pytest.mark.parametrize("name", list(_CASES))
+def test_tangents_alone_give_the_gradients_tangents(name, n):
+    rng = np.random.default_rng(5)
+    x, v = 1 + 0.1 * rng.standard_normal(n), rng.standard_normal(n)
+    f = _CASES[name]
+    want = _general(f, [x], [v])
+    got = _tangents(f, [x], [v])
+    if want[0] is None or isinstance(want[0], str):
+        assert got == want
+    else:
+        np.testing.assert_array_equal(got[0], want[0])
+    _, hv = F.hvp(f, x, v)
+    np.testing.assert_array_equal(hv.numpy(), np.zeros(n) if isinstance(want[0], str)
+                                  else want[0])
+
+
+def test_inputs_unused_linear_and_complex():
+    rng = np.random.default_rng(6)
+    x, y, z = rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal(6)
+    vs = [rng.standard_normal(6) for _ in range(3)]
+
+    def f(a, b, c):  # (c unused; b only linearly)
+        return dnp.sum(a ** 2 * dnp.sin(a)) + dnp.sum(3.0 * b)
+
+    want = _general(f, [x, y, z], vs)
+    got = _tangents(f, [x, y, z], vs)
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1:] == want[1:] == ["none", None]
+    zc = x + 1j * y
+    vc = vs[0] + 1j * vs[1]
+    g = lambda w: dnp.sum(dnp.abs(w[1:] * w[:-1]) ** 2)  # noqa: E731
+    np.testing.assert_array_equal(_tangents(g, [zc], [vc])[0], _general(g, [zc], [vc])[0])
+
+
+def test_an_input_with_a_prehook_sums_whole_gradients():
+    # a hook on an input's node sees the gradient itself: that input is not summed as
+    # its tangent alone, and the result is the same
+    x, v = np.linspace(0.5, 2.0, 7), np.arange(7.0)
+    seen = []
+
+    def f(a):
+        y = a ** 3
+        y.grad_fn.next_functions[0][0].register_prehook(
+            lambda g: seen.append(da.unpack_dual(g[0]).tangent is not None))
+        return dnp.sum(y[1:] - y[:-1] ** 2)
+
+    want = _general(f, [x], [v])
+    assert seen.pop()  # (a dual)
+    np.testing.assert_array_equal(_tangents(f, [x], [v])[0], want[0])
+    assert seen.pop()  # (a dual)
+    _, hv = F.hvp(f, x, v)
+    np.testing.assert_array_equal(hv.numpy(), want[0])
