@@ -118,3 +118,36 @@ def test_an_input_with_a_prehook_sums_whole_gradients():
     assert seen.pop()  # (a dual)
     _, hv = F.hvp(f, x, v)
     np.testing.assert_array_equal(hv.numpy(), want[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch):
+    # sum's cotangent is one value broadcast; times a Python scalar it stays so
+    # (elementwise._times_one_value): the same values as the product written out
+    from dualad.ops import elementwise as E
+
+    n = 1 << 15
+    rng = np.random.default_rng(7)
+    x = (1 + 0.1 * rng.standard_normal(n)).astype(dtype)
+    v = rng.standard_normal(n).astype(dtype)
+    f = _CASES["rosenbrock"]
+    g = lambda x: dnp.sum(dnp.sin(x) * 2.5) * 3.0  # noqa: E731
+
+    def run():
+        res = [F.hvp(h, x, v)[1].numpy() for h in (f, g)]
+        xt = da.tensor(x, requires_grad=True)
+        with da.dual_level():
+            xd = da.make_dual(xt, da.tensor(v))
+            (gd,) = da.grad(g(xd) + f(xd), xd)
+            p, t = da.unpack_dual(gd)
+        return res + [p.numpy(), t.numpy()]
+
+    made = []
+    one = E._times_one_value
+    monkeypatch.setattr(E, "_times_one_value", lambda g, k: made.append(1) or one(g, k))
+    got = run()
+    assert made  # (the broadcast way ran)
+    monkeypatch.setattr(E, "_times_one_value", lambda g, k: g * k)
+    for a, b in zip(got, run(), strict=True):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)

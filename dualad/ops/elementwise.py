@@ -828,7 +828,8 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
                 k = np.conj(k)
         c = seed_product(g, k) if nb > 0 else None  # (a Jacobian's first step: diag(k))
         if c is None:
-            c = g * k
+            c = _times_one_value(g, k) if k.__class__ is float and g.size >= _INPLACE_MIN \
+                else g * k
     elif f == 1:
         c = g
     elif f == -1:
@@ -836,6 +837,17 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
     else:
         c = np.zeros(g.shape[:n] + shape, dtype, like=_like(g))
     return _ct_finish(c, nb, shape, dtype)
+
+
+def _times_one_value(g: Any, k: float) -> Any:
+    """``g * k``; when ``g`` is one value broadcast (every stride 0: a loss's seed sent
+    back through ``sum``), the product of that one value, broadcast: what each element of
+    ``g * k`` is, without writing out an array of copies (an allocation and a pass through
+    memory fewer, and the next product reads one value). Read-only, as ``g`` is."""
+    if any(g.strides):
+        return g * k
+    one = g[(slice(0, 1),) * g.ndim]  # (an array of g's rank: the dtype NumPy gives g * k)
+    return np.broadcast_to(one * k, g.shape)
 
 
 def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
