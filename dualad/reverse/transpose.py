@@ -153,9 +153,11 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False)
         return None
     if k0.base is not None or (k1 is not None and k1.base is not None) or not _writable(kp):
         return None
-    seen = _arrays_of((ct, out, *primals))
-    if any(k0 is a or (k1 is not None and k1 is a) for a in seen) or k0 is k1:
+    if k0 is k1:
         return None
+    for a in _arrays_of((ct, out, *primals)):  # (a loop: a generator costs more)
+        if a is k0 or (a is k1 and k1 is not None):
+            return None
     if k1 is None:
         if c1 is None:  # plain * plain
             return D._wrap(np.multiply(c0, k0, out=k0), 0)
@@ -177,14 +179,14 @@ def _arrays_of(ts: Any) -> list[Any]:
     stack = list(ts)
     while stack:
         t = stack.pop()
-        if t.__class__ is np.ndarray:
-            seen.append(t)
-        elif t.__class__ is Tensor:
-            stack.append(t._data)  # (a stand-in's is no array)
+        if t.__class__ is Tensor:
             if t._level and t._level < D.LIN:
                 if t._p is not None:
                     stack.append(t._p)
                 stack.append(t._t)
+            t = t._data  # (a stand-in's is no array)
+        if t.__class__ is np.ndarray:
+            seen.append(t)
     return seen
 
 
