@@ -9,6 +9,7 @@ import dualad as da
 import dualad.numpy as dnp
 from dualad import functional as F
 from dualad.grad_mode import untracked_tangents
+from dualad.ops import elementwise as E
 from dualad.reverse import engine
 
 
@@ -151,3 +152,73 @@ def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch
     for a, b in zip(got, run(), strict=True):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
+
+
+_FORMULAS = sorted(n for n, p in E.PRIMS.items() if p.hot is not None)
+
+
+@pytest.mark.parametrize("n", [3, 1 << 14])
+@pytest.mark.parametrize("name", _FORMULAS)
+def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, monkeypatch):
+    # while tangents are untracked (hvp), the hot path and its entry points take a flat
+    # dual that requires grad and record its primal: what apply's general way does
+    from dualad import _dispatch as D
+
+    prim = E.PRIMS[name]
+    rng = np.random.default_rng(8)
+    x0 = 0.2 + 0.6 * rng.random(n)
+    t0, c0 = rng.standard_normal(n), 0.2 + 0.6 * rng.random(n)
+
+    def run(hot, kind, grad):
+        with da.enable_grad(), da.dual_level() as lv, untracked_tangents(), \
+                np.errstate(all="ignore"), monkeypatch.context() as m:
+            leaf = da.tensor(x0, requires_grad=True)
+            a = da.make_dual(leaf, da.tensor(t0))[::1]  # (flat, requires grad)
+            others = {"float": 0.7, "plain": da.tensor(c0), "dual": E._flat(lv, c0, t0[::-1]),
+                      "self": a}
+            args = (a,) if prim.nin == 1 else (a, others[kind])
+            if not hot:
+                m.setattr(prim, "hot", None)
+            with da.set_grad_enabled(grad):
+                if hot == "hot":
+                    out = prim.hot(prim, args)
+                    assert out is not None
+                elif hot in ("op", "call"):
+                    out = E.variant(prim, hot)(*args)
+                elif hot == "rop":
+                    out = E.variant(prim, hot)(*args[::-1])
+                else:
+                    out = D.apply(prim, *args)
+            m.undo()  # (the backward pass below calls formula primitives)
+            arrays = [out._data, out._t] if out._level else [out._data]
+            if not out.requires_grad:
+                return arrays, None
+            (g,) = da.grad(da.unpack_dual(out).primal.sum(), leaf)
+            p, t = da.unpack_dual(g)
+            return arrays, [p._data, None if t is None else t._data]
+
+    kinds = ["x"] if prim.nin == 1 else ["float", "plain", "dual", "self"]
+    heads = ["hot", "call"] + (["op", "rop"] if prim.nin == 2 else [])
+    for kind in kinds:
+        for grad in (True, False):
+            want = run(None, kind, grad)
+            assert (want[1] is None) != grad
+            for head in heads:
+                got = run(head, kind, grad)
+                for g, w in zip(got[0], want[0], strict=True):
+                    assert g.dtype == w.dtype
+                    np.testing.assert_array_equal(g, w, err_msg=f"{kind} {head}")
+                for g, w in zip(got[1] or [], want[1] or [], strict=True):
+                    np.testing.assert_array_equal(g, w, err_msg=f"{kind} {head}")
+
+
+def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
+    mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
+    with da.enable_grad(), da.dual_level():
+        with untracked_tangents():
+            x = da.make_dual(da.tensor(np.ones(3), requires_grad=True), da.tensor(np.ones(3)))
+            a = x[1:]  # (flat, requires grad)
+            assert a.requires_grad and a._p is None
+            assert sin.hot(sin, (a,)) is not None and mul.hot(mul, (2.0, a)) is not None
+        assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None
+        assert mul.hot(mul, (2.0, a)) is None

@@ -588,7 +588,9 @@ _FLAT_RESULT = """
             d._node = None
             d._vc = None
             d._meta = None
-            if _inference[0] and _state.inference:
+            if rg and _state.grad:
+                _hooks["record"](prim, args, d, {})  # (the primal alone: tangents untracked)
+            elif _inference[0] and _state.inference:
                 _mark_inference(d)
             return d"""
 
@@ -602,13 +604,16 @@ _UNARY_HOT = """{head}
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
         rg = A._rg{plain}
-    if L not in _live or A._rg or A._p is not None or A._t.__class__ is not _ndarray:
-        return {decline}  # (a level that exited, a placeholder, a tracked or nested dual)
+    rg = A._rg
+    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \
+            A._t.__class__ is not _ndarray:
+        return {decline}  # (a level that exited, a placeholder, a nested dual, or one
+        # whose tangent would be recorded)
     y = impl(x)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
-    return _marked(_unary_tangent(prim, x, A._t, 0, y, L))
+    return _finished(prim, args, _unary_tangent(prim, x, A._t, 0, y, L), rg)
 """
 
 _OPERAND = """
@@ -618,7 +623,8 @@ _OPERAND = """
         {x} = {T}._data
         {L} = {T}._level
         if {L}:
-            if {L} not in _live or {T}._rg or {T}._p is not None or {T}._t.__class__ is not _ndarray:
+            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \
+                    or {T}._t.__class__ is not _ndarray:
                 return {decline}
             {g} = {T}._t
         else:
@@ -637,6 +643,7 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
             not LA and A.__class__ is Tensor and A._rg) or (
             not LB and B.__class__ is Tensor and B._rg):
         return {decline}
+    rg = (LA and A._rg) or (LB and B._rg)  # (a dual that requires grad: its primal is recorded)
     y = impl(a, b)
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
@@ -645,7 +652,7 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
             tt = {tb}
         else:{tab}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{flat}
-    return _marked(_binary_tangent(prim, a, ga, b, gb, 0, y, L))
+    return _finished(prim, args, _binary_tangent(prim, a, ga, b, gb, 0, y, L), rg)
 """
 
 
@@ -657,9 +664,13 @@ def _first_record(ns: dict[str, Any], prim: Any, args: Any, out: Any) -> None:
     rec(prim, args, out)
 
 
-def _marked(out: Any) -> Any:
-    """``out``, marked as made in inference mode if it was (``apply``'s last step)."""
-    if _inference[0] and _state.inference:
+def _finished(prim: Any, args: Any, out: Any, rg: bool) -> Any:
+    """``apply``'s last step for a dual result: its primal recorded when an input requires
+    grad (only while tangents are untracked does the hot path take one), else ``out``
+    marked as made in inference mode if it was."""
+    if rg and _state.grad:
+        _D.hooks["record"](prim, args, out, {})
+    elif _inference[0] and _state.inference:
         _D._mark_inference(out)
     return out
 
@@ -740,10 +751,10 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
         return None
     hot = _compiled(code, f"hot_{prim.name}", None, impl=fn, Tensor=Tensor, _new=_new,
                     _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
-                    _binary_tangent=_binary_tangent, _marked=_marked,
+                    _binary_tangent=_binary_tangent, _finished=_finished,
                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
                     _state=_state, _inference=_inference, _mark_inference=_D._mark_inference,
-                    prim=prim, _apply=apply)
+                    prim=prim, _apply=apply, _hooks=_D.hooks)
     ns = hot.__globals__
     ns["_record"] = functools.partial(_first_record, ns)
     return hot
