@@ -63,7 +63,22 @@ _CASES = {
     "primal only": lambda x: dnp.sum(_primal(x) ** 2 * 3.0),
     "nested": _nested,
     "matmul": lambda x: dnp.sum((x[:5].reshape(5, 1) * x[:5]) @ x[:5]),
+    # (the primals a node's products need not write: engine._feeds_tangents)
+    "fan-in": lambda x: dnp.sum((x * 2.0) ** 2) + dnp.sum(dnp.sin(x * 2.0) * (x * 2.0)),
+    "through a sum": lambda x: dnp.sum(dnp.sum(x ** 2) * x ** 2),
+    "saved constant": lambda x: dnp.sum((x * dnp.cos(da.tensor(np.ones(x.shape)))) ** 2),
+    "dual constant": lambda x: dnp.sum((x[1:] * x[:-1]) ** 2),
+    "hooked": lambda x: dnp.sum(_hooked(x * 2.0) ** 2),
 }
+
+
+_SEEN = []
+
+
+def _hooked(t):
+    # (its node passes nothing on: it has a hook, which sees the whole cotangent)
+    t.register_hook(lambda g: _SEEN.append(da.unpack_dual(g).primal.numpy().copy()))
+    return t
 
 
 @pytest.mark.parametrize("n", [9, 1 << 15])
@@ -222,3 +237,29 @@ def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
             assert sin.hot(sin, (a,)) is not None and mul.hot(mul, (2.0, a)) is not None
         assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None
         assert mul.hot(mul, (2.0, a)) is None
+
+
+def test_products_whose_primal_nothing_reads_leave_it_unwritten(monkeypatch):
+    # Rosenbrock's two squares of x[:-1] send their cotangents only on to x (through a
+    # slice and 1 - x), of which hvp wants the tangent: their products' primals are
+    # stand-ins, not computed; everything else is computed as before
+    from dualad.reverse import transpose
+
+    made = []
+    unread = transpose._unread
+    monkeypatch.setattr(transpose, "_unread", lambda k: made.append(k.shape) or unread(k))
+    rng = np.random.default_rng(8)
+    n = 1 << 15
+    x, v = 1 + 0.1 * rng.standard_normal(n), rng.standard_normal(n)
+    f = _CASES["rosenbrock"]
+    _, hv = F.hvp(f, x, v)
+    assert made == [(n - 1,), (n - 1,)]
+    np.testing.assert_array_equal(hv.numpy(), _general(f, [x], [v])[0])
+    del made[:]
+    _, hv = F.hvp(_CASES["saved constant"], x, v)  # (x * c saved c: its cotangent's primal
+    assert made == []  # is read, so the square's product is computed)
+    del _SEEN[:]
+    _general(_CASES["hooked"], [x], [v])
+    F.hvp(_CASES["hooked"], x, v)  # (a hook sees the primal: it is computed)
+    assert made == [] and len(_SEEN) == 2
+    np.testing.assert_array_equal(_SEEN[0], _SEEN[1])

@@ -7,6 +7,7 @@ inputs. Leaves accumulate into ``.grad``; ``grad()`` captures instead.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import operator
 import warnings
@@ -25,6 +26,7 @@ from .graph import (
     AccumulateGrad,
     Given,
     Negated,
+    Node,
     edge_of,
     flat_parts,
     fresh,
@@ -119,6 +121,31 @@ def _needed(roots: list[Any], targets: set[Any]) -> dict[Any, list[bool]] | None
     return need
 
 
+def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
+    """Whether nothing reads the primals of node ``n``'s cotangents, in ``run``'s tangent
+    mode: each input of ``n`` is one of which only a tangent is wanted (in ``own``), or a
+    node that passes tangents on — linear in its inputs, with nothing saved (so its
+    transpose takes primal to primal and tangent to tangent), no hooks — whose inputs are
+    such again. Then ``n`` may leave its results' primals unwritten (``Node.vjp``'s
+    ``dead``, asked only where that saves a pass). ``memo``: the nodes found to pass
+    tangents on, or not."""
+    for e in n.edges:
+        if e is None:
+            continue
+        m = e[0]
+        ok = memo.get(m)
+        if ok is None:
+            prim = m.prim if m.__class__ is Node else None
+            ok = memo[m] = m in own or (
+                prim is not None and not m.hooked and m.saved is not None and not m.saved
+                and m.custom is None and m.nbs is None and not prim.multi
+                and all(e is None or i in prim.linear for i, e in enumerate(m.edges))
+                and _feeds_tangents(m, own, memo))
+        if not ok:
+            return False
+    return True
+
+
 _by_seq = operator.attrgetter("seq")
 _ndarray = np.ndarray
 
@@ -164,10 +191,14 @@ def run(
     heap: list[Any] = []
     own: dict[Any, Any] = {}  # (node, nr) -> the sum the engine made there (see _add_to);
     # node -> the level whose tangent alone it sums (see _tangent_of)
+    feeds = None  # (tangent mode: whether a node's results' primals are read, see
+    # _feeds_tangents)
     if tangent:
         for key in captures:
             if key.__class__ is AccumulateGrad and not _hooks_of(key):
                 own[key] = tangent
+        memo: dict[Any, bool] = {}
+        feeds = functools.partial(_feeds_tangents, own=own, memo=memo)
     for (n, nr), c in zip(roots, cts, strict=True):
         if not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
@@ -220,7 +251,7 @@ def run(
                     needs = _ONE if n_in == 1 else _EVERY2[edges[0] is not None][
                         edges[1] is not None] if n_in == 2 else _every(edges)
                 res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                    node.vjp(grads, needs, mine)
+                    node.vjp(grads, needs, mine, feeds)
                 if heap:
                     k = -1
                 elif len(res) == 1:

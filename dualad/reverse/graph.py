@@ -295,18 +295,21 @@ class Node:
                 wanted += 1
         return prim.joint or wanted == 1
 
-    def vjp(self, cts: list[Any], needs: list[bool], mine: bool = False) -> list[Any]:
+    def vjp(self, cts: list[Any], needs: list[bool], mine: bool = False,
+            dead: Any = None) -> list[Any]:
         """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
 
         A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
         recorded); then so may the results. ``mine``: nothing but this call holds the
         cotangent's arrays (the engine's own sum), so the rule may write into them; a
-        result wrapped as ``Given`` is held by nothing else either.
+        result wrapped as ``Given`` is held by nothing else either. ``dead(node)``: whether
+        nothing reads the primals of the results (``engine._feeds_tangents``), so that a
+        dual result may carry a stand-in there.
         """
         c = cts[0]
         if c.__class__ is Negated and len(cts) == 1:
             # its rule is linear: minus its transpose of c (the sign waits, see Negated)
-            return [_minus(r) for r in self.vjp([c.c], needs, mine)]
+            return [_minus(r) for r in self.vjp([c.c], needs, mine, dead)]
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
             if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
@@ -328,7 +331,8 @@ class Node:
             else:  # (add, subtract, negative: nothing saved, no coefficient to compute)
                 primals = out = None
             res = elementwise_t(prim.coefs, cts[0], primals, out, self.avals, needs, mine,
-                                True, not self.hooked)
+                                True, not self.hooked,
+                                None if dead is None or self.hooked else lambda: dead(self))
             for i, n in enumerate(needs):
                 if n and res[i] is None:
                     res[i] = _zeros_for(cts, self.avals[i])

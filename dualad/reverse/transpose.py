@@ -48,7 +48,7 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
 
 def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
                   needs: Any, mine: bool = False, wrap: bool = False,
-                  lazy: bool = False) -> list[Any]:
+                  lazy: bool = False, dead: Any = None) -> list[Any]:
     """The transpose of an elementwise JVP ``sum_i t_i * c_i`` at the saved values.
 
     This is what tracing the rule and transposing its program gives (``_mul_t`` per
@@ -57,7 +57,8 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
     ``mine``: nothing else holds ``ct``'s arrays, so the one term that reads it may write
     into them; ``wrap``: a result nothing else holds comes back as ``graph.Given``;
     ``lazy``: ``-ct`` (of ``ct``'s shape and dtype, held as arrays, nothing recording)
-    comes back as ``graph.Negated``, not written out.
+    comes back as ``graph.Negated``, not written out; ``dead()``: whether nothing reads
+    the results' primals (see ``_times_fresh``).
     """
     users = 0
     for f, need in zip(coefs, needs, strict=True):
@@ -87,9 +88,10 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
                 made = graph.fresh(c, ct)
         else:
             k = _conj(E._coef(f(*primals, out), out))
-            c = _times_fresh(ct, k, primals, out, take)
-            made = c is not None
-            if not made:
+            c = _times_fresh(ct, k, primals, out, take, dead)
+            made = c is not None and (dead is None or c._data.flags.writeable)  # (a stand-in
+            # primal is no one's to write)
+            if c is None:
                 c = _times(ct, k)
         r = fit_dtype(unbroadcast(c, shape), dtype)
         res.append(graph.Given(r) if wrap and made and r is c else r)
@@ -126,10 +128,13 @@ def _writable(parts: Any) -> bool:
     return parts is not None and all(a is None or a.flags.writeable for a in parts[:2])
 
 
-def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False) -> Any:
+def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
+                 dead: Any = None) -> Any:
     """``ct * k`` written into the arrays of ``k`` when the coefficient is a fresh
     temporary (made by its formula, seen by nothing else), and of ``ct`` too with
-    ``take`` (nothing else holds it); None otherwise.
+    ``take`` (nothing else holds it); None otherwise. Where ``dead()`` (nothing reads the
+    primal of the product: forward-over-reverse's last nodes before its inputs), a dual
+    product's primal is a read-only stand-in of zeros, not computed.
 
     ``k`` must hold only arrays it allocated: none of them a view, or an array of the
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
@@ -163,14 +168,24 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False)
             return D._wrap(np.multiply(c0, k0, out=k0), 0)
         # dual * plain
         t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
-        return E._flat(lc, np.multiply(c0, k0, out=k0), t)
+        return E._flat(lc, _unread(k0) if dead is not None and dead() else
+                       np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
-        return E._flat(lk, np.multiply(c0, k0, out=k0), np.multiply(c0, k1, out=k1))
+        t = np.multiply(c0, k1, out=k1)
+        return E._flat(lk, _unread(k0) if dead is not None and dead() else
+                       np.multiply(c0, k0, out=k0), t)
     # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
     np.multiply(c0, k1, out=k1)
-    p = np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
+    p = _unread(k0) if dead is not None and dead() else \
+        np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
     np.multiply(c1, k0, out=k0)
     return E._flat(lk, p, np.add(k0, k1, out=k1))
+
+
+def _unread(k: Any) -> Any:
+    """A read-only stand-in of ``k``'s shape and dtype (zeros, one value broadcast) for a
+    primal nothing reads."""
+    return np.broadcast_to(np.zeros((), k.dtype), k.shape)
 
 
 def _arrays_of(ts: Any) -> list[Any]:
