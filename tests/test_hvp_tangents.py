@@ -263,3 +263,31 @@ def test_products_whose_primal_nothing_reads_leave_it_unwritten(monkeypatch):
     F.hvp(_CASES["hooked"], x, v)  # (a hook sees the primal: it is computed)
     assert made == [] and len(_SEEN) == 2
     np.testing.assert_array_equal(_SEEN[0], _SEEN[1])
+
+
+@pytest.mark.parametrize("n", [1, 3, 1 << 15])
+def test_nodes_recorded_from_duals_keep_no_lane(n):
+    # the hot path records a dual's primal with the plain recorders; a lane there would
+    # drop the saved duals' tangents from a plain cotangent (the loss's seed)
+    rng = np.random.default_rng(9)
+    x, v = rng.uniform(-1, 1, n), rng.standard_normal(n)
+
+    def f(t):
+        return dnp.sum(dnp.exp(t) * 2.0 + dnp.tanh(t) * t + t * t)
+
+    with da.enable_grad(), da.dual_level():
+        d = da.make_dual(da.tensor(x, requires_grad=True), da.tensor(v))
+        with untracked_tangents():
+            y = f(d)
+        seen, stack = set(), [y.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            assert getattr(node, "lane", None) is None, node.name()
+            stack += [e[0] for e in node.edges if e is not None]
+        assert len(seen) >= 8
+    sech2 = 1 / np.cosh(x) ** 2
+    want = v * (2 * np.exp(x) + 2 * sech2 * (1 - x * np.tanh(x)) + 2)
+    np.testing.assert_allclose(F.hvp(f, x, v)[1].numpy(), want, rtol=1e-12, atol=1e-12)

@@ -589,7 +589,7 @@ _FLAT_RESULT = """
             d._vc = None
             d._meta = None
             if rg and _state.grad:
-                _hooks["record"](prim, args, d, {})  # (the primal alone: tangents untracked)
+                _record(prim, args, d)  # (the primal alone: tangents untracked)
             elif _inference[0] and _state.inference:
                 _mark_inference(d)
             return d"""
@@ -613,7 +613,7 @@ _UNARY_HOT = """{head}
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
-    return _finished(prim, args, _unary_tangent(prim, x, A._t, 0, y, L), rg)
+    return _finished(prim, args, _unary_tangent(prim, x, A._t, 0, y, L), rg, _record)
 """
 
 _OPERAND = """
@@ -652,7 +652,7 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
             tt = {tb}
         else:{tab}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{flat}
-    return _finished(prim, args, _binary_tangent(prim, a, ga, b, gb, 0, y, L), rg)
+    return _finished(prim, args, _binary_tangent(prim, a, ga, b, gb, 0, y, L), rg, _record)
 """
 
 
@@ -664,12 +664,12 @@ def _first_record(ns: dict[str, Any], prim: Any, args: Any, out: Any) -> None:
     rec(prim, args, out)
 
 
-def _finished(prim: Any, args: Any, out: Any, rg: bool) -> Any:
-    """``apply``'s last step for a dual result: its primal recorded when an input requires
-    grad (only while tangents are untracked does the hot path take one), else ``out``
-    marked as made in inference mode if it was."""
+def _finished(prim: Any, args: Any, out: Any, rg: bool, record: Any) -> Any:
+    """``apply``'s last step for a dual result: its primal recorded (by the hot function's
+    ``record``) when an input requires grad (only while tangents are untracked does the
+    hot path take one), else ``out`` marked as made in inference mode if it was."""
     if rg and _state.grad:
-        _D.hooks["record"](prim, args, out, {})
+        record(prim, args, out)
     elif _inference[0] and _state.inference:
         _D._mark_inference(out)
     return out
@@ -754,7 +754,7 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
                     _binary_tangent=_binary_tangent, _finished=_finished,
                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
                     _state=_state, _inference=_inference, _mark_inference=_D._mark_inference,
-                    prim=prim, _apply=apply, _hooks=_D.hooks)
+                    prim=prim, _apply=apply)
     ns = hot.__globals__
     ns["_record"] = functools.partial(_first_record, ns)
     return hot

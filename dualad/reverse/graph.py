@@ -691,7 +691,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
 
 
 def recorder(prim: Any) -> Callable[..., None]:
-    """What the hot path records a plain call of ``prim`` with (bound once per primitive):
+    """What the hot path records a call of ``prim`` with (bound once per primitive):
     ``record_hot`` for two inputs; for one, a recorder made for what the primitive saves
     (its input, its output, both or nothing: ``_unary``)."""
     reads = prim.reads
@@ -741,7 +741,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         out._rg, out._node, out._out_nr = True, node, 0
         if not saves:
             node.saved = _NOTHING
-            node.lane = None if not lane else (one, None, None, None, (), od, e) \
+            node.lane = None if not lane or a._level else (one, None, None, None, (), od, e) \
                 if one is not None else (None, (None,), None, None, (), od, _ONE)
             return None
         x = ys = None
@@ -764,7 +764,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
             if vcs is not None:
                 vcs += (sv.vc,)
         node.saved = saved
-        if not lane or vcs is None:
+        if not lane or vcs is None or a._level:  # (a dual's tangent is not in the lane)
             node.lane = None
         elif one is not None:
             node.lane = (one, x, None, ys, vcs, od, e)
@@ -776,11 +776,12 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
 
 
 def record_hot(prim: Any, args: Any, out: Tensor) -> None:
-    """``record`` for the elementwise hot path's plain binary calls, in straight-line code
-    (this is the reverse chain's cost per op): each input a plain Tensor (one requires
-    grad) or a Python scalar, a plain output; any other constant, or saved-tensor hooks,
-    go to ``record``. The node is the one ``record`` makes, plus its lane
-    (``Node.lane``)."""
+    """``record`` for the elementwise hot path's binary calls, in straight-line code (this
+    is the reverse chain's cost per op): each input a plain Tensor (one requires grad) or
+    a Python scalar, a plain output — or, while tangents are untracked, flat duals (their
+    primals recorded: the node has no lane, which would drop their tangents); any other
+    constant, or saved-tensor hooks, go to ``record``. The node is the one ``record``
+    makes, plus its lane (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
     if hooks_live[0] and saved_hooks.stack:
@@ -823,7 +824,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     # the output's aval: an input's when it has that input's shape and dtype
     node.out_avals = (va if va is not None and va[1] is od else (y.shape, od),)
     out._rg, out._node, out._out_nr = True, node, 0
-    lane = prim.transposed is not None
+    lane = prim.transposed is not None and not a._level and not b._level  # (see _unary)
     saved: Any = _NOTHING
     vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
     ys = None
@@ -899,7 +900,7 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     saved: Any = _NOTHING
     vcs: Any = ()
     x = ys = None
-    lane = prim.transposed is not None
+    lane = prim.transposed is not None and not t._level  # (see _unary)
     for r in prim.reads[i]:  # (what the tensor's formula reads: the scalar is in consts)
         if r == i:
             if saved is _NOTHING:
