@@ -291,3 +291,28 @@ def test_nodes_recorded_from_duals_keep_no_lane(n):
     sech2 = 1 / np.cosh(x) ** 2
     want = v * (2 * np.exp(x) + 2 * sech2 * (1 - x * np.tanh(x)) + 2)
     np.testing.assert_allclose(F.hvp(f, x, v)[1].numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_cotangent_of_ones_held_as_one_value_multiplies_as_the_identity(monkeypatch):
+    # sum's seed (1 everywhere, every stride 0) times a fresh coefficient is that
+    # coefficient: what the products give, bit for bit
+    from dualad.reverse import transpose
+
+    ones = np.broadcast_to(np.ones(()), (5, 4))
+    assert transpose._ones(ones) and transpose._ones(np.broadcast_to(np.float32(1), (5, 1)))
+    assert not transpose._ones(np.broadcast_to(np.float64(2.0), (5,)))
+    assert not transpose._ones(np.ones(5))  # (written out: the product is the rule's)
+    assert not transpose._ones(np.broadcast_to(np.complex128(1), (5,)))  # (1 * inf j)
+    rng = np.random.default_rng(10)
+    n = 1 << 15
+    x, v = 1 + 0.1 * rng.standard_normal(n), rng.standard_normal(n)
+    fs = [_CASES["rosenbrock"], lambda t: dnp.sum(dnp.sin(t) * t + dnp.cos(t)),
+          lambda t: dnp.sum(t ** 2) + dnp.sum(dnp.exp(t[::2]))]
+    real, seen = transpose._ones, []
+    for f in fs:
+        del seen[:]
+        monkeypatch.setattr(transpose, "_ones", lambda c: seen.append(real(c)) or seen[-1])
+        got = F.hvp(f, x, v)[1].numpy()
+        assert True in seen
+        monkeypatch.setattr(transpose, "_ones", lambda c: False)
+        np.testing.assert_array_equal(got, F.hvp(f, x, v)[1].numpy())

@@ -138,7 +138,8 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
 
     ``k`` must hold only arrays it allocated: none of them a view, or an array of the
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
-    tangent on). The results are those of ``ct * k``: the same products and sums. Small
+    tangent on). The results are those of ``ct * k``: the same products and sums (``k``
+    itself for a ``ct`` of ones, see ``_ones``). Small
     arrays are left to the product: below ``E._INPLACE_MIN`` elements an allocation costs
     less than these checks.
     """
@@ -171,6 +172,8 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
         return E._flat(lc, _unread(k0) if dead is not None and dead() else
                        np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
+        if _ones(c0):  # (c0 * k is k itself)
+            return E._flat(lk, _unread(k0) if dead is not None and dead() else k0, k1)
         t = np.multiply(c0, k1, out=k1)
         return E._flat(lk, _unread(k0) if dead is not None and dead() else
                        np.multiply(c0, k0, out=k0), t)
@@ -180,6 +183,12 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
         np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
     np.multiply(c1, k0, out=k0)
     return E._flat(lk, p, np.add(k0, k1, out=k1))
+
+
+def _ones(c: Any) -> bool:
+    """Whether ``c`` is real and 1 everywhere, held as one value (every stride 0: a loss's
+    seed sent back through ``sum``): then ``c * k`` is ``k``, exactly."""
+    return c.dtype.kind == "f" and not any(c.strides) and c[(0,) * c.ndim] == 1
 
 
 def _unread(k: Any) -> Any:
