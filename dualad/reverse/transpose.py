@@ -139,9 +139,8 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     ``k`` must hold only arrays it allocated: none of them a view, or an array of the
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
     tangent on). The results are those of ``ct * k``: the same products and sums (``k``
-    itself for a ``ct`` of ones, see ``_ones``). Small
-    arrays are left to the product: below ``E._INPLACE_MIN`` elements an allocation costs
-    less than these checks.
+    itself for a ``ct`` of ones, see ``_ones``). Small arrays are left to the product:
+    below ``E._INPLACE_MIN`` elements an allocation costs less than these checks.
     """
     kp = graph.flat_parts(k)
     if kp is None or kp[0].size < E._INPLACE_MIN:
@@ -164,23 +163,20 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     for a in _arrays_of((ct, out, *primals)):  # (a loop: a generator costs more)
         if a is k0 or (a is k1 and k1 is not None):
             return None
-    if k1 is None:
-        if c1 is None:  # plain * plain
-            return D._wrap(np.multiply(c0, k0, out=k0), 0)
-        # dual * plain
+    if k1 is None and c1 is None:  # plain * plain
+        return D._wrap(np.multiply(c0, k0, out=k0), 0)
+    unread = dead is not None and dead()  # (a dual product: its primal may go unwritten)
+    if k1 is None:  # dual * plain
         t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
-        return E._flat(lc, _unread(k0) if dead is not None and dead() else
-                       np.multiply(c0, k0, out=k0), t)
+        return E._flat(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
         if _ones(c0):  # (c0 * k is k itself)
-            return E._flat(lk, _unread(k0) if dead is not None and dead() else k0, k1)
+            return E._flat(lk, _unread(k0) if unread else k0, k1)
         t = np.multiply(c0, k1, out=k1)
-        return E._flat(lk, _unread(k0) if dead is not None and dead() else
-                       np.multiply(c0, k0, out=k0), t)
+        return E._flat(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
     np.multiply(c0, k1, out=k1)
-    p = _unread(k0) if dead is not None and dead() else \
-        np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
+    p = _unread(k0) if unread else np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
     np.multiply(c1, k0, out=k0)
     return E._flat(lk, p, np.add(k0, k1, out=k1))
 
