@@ -208,6 +208,21 @@ def test_inplace_on_leaf_that_requires_grad_raises():
     assert x.detach().numpy()[0] == 3.0
 
 
+def test_an_in_place_write_into_a_read_only_gradient_says_to_copy():
+    # the gradient of a sum holds one value for every element (read-only, as torch's is
+    # an expanded tensor): writing into it says what to do; its copy takes the write
+    x = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (g,) = da.grad(dnp.sum(x), x)
+    for write in (lambda t: t.__setitem__(0, 5.0), lambda t: t.__iadd__(1.0)):
+        with pytest.raises(ValueError, match=r"read-only.*t = t\.copy\(\)"):
+            write(g)
+        np.testing.assert_array_equal(g.numpy(), [1.0, 1.0, 1.0])
+    c = g.copy()
+    c[0] = 5.0
+    c += 1.0
+    np.testing.assert_array_equal(c.numpy(), [6.0, 2.0, 2.0])
+
+
 def test_setitem_rebases_history():
     x = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
     y = x * 2

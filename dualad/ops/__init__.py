@@ -127,6 +127,12 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
     from .. import _dispatch as D
     from .. import grad_mode as gm
 
+    if not self._data.flags.writeable:
+        raise ValueError(
+            "in-place write into a Tensor whose data is read-only: it holds one value for "
+            "every element (as the gradient of a sum does) or is a read-only view; write "
+            "into a copy instead: t = t.copy()"
+        )
     idx = L.Index(key, self.ndim)
     vt = isinstance(value, Tensor)
     tracked = self._rg or self._level or (vt and (value._rg or value._level))
