@@ -139,6 +139,12 @@ _new = object.__new__
 def _alias(t: Tensor) -> Tensor:
     """``t`` with the innermost grad_fn dropped (tangents kept), sharing data."""
     if t._level and t._level < D.LIN:
+        if t._p is None and t._t.__class__ is _ndarray:
+            # a flat dual's alias is flat too: asking ``t`` for its primal or tangent Tensor
+            # would make them, and ``t`` would stop being flat (the hot path declines it)
+            u = _make(t._data)
+            u._level, u._p, u._t, u._vc = t._level, None, t._t, t._vc
+            return u
         return D.dual(t._level, _alias(t._primal), t._tangent)
     u = _make(t._data)
     u._nb = t._nb
