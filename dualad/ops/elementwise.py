@@ -280,8 +280,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(p, fn, srcs)
     p.transposed = _specialized_transposed(name, srcs)
-    p.steps = _steps(name, srcs)
-    p.pair = _pair(name, srcs)
+    p.steps = _steps(name, srcs, p.reads)
+    p.pair = _pair(name, srcs, p.reads)
     if p.hot is not None:
         _called_directly(p)
     return p
@@ -958,37 +958,36 @@ def pair_{name}(ct, a, b, y, od, ix):{scalar}
 """
 
 
-def _elements(srcs: Any, arrays: Any) -> str:
-    """Source taking, in scalar mode, the element of each of ``arrays`` the formulas
-    ``srcs`` read."""
-    names = set()
-    for src in srcs:
-        if src not in ("0", "1", "-1"):
-            names |= {n.id for n in ast.walk(ast.parse(src, mode="eval"))
-                      if isinstance(n, ast.Name)}
-    read = [v for v in arrays if v in names]
+def _elements(reads: Any, arrays: Any) -> str:
+    """Source taking, in scalar mode, the element of each array in ``arrays`` (``(what,
+    name)``: an input position or ``"out"``, and its name in the step) that ``reads`` (a
+    formula's reads, from ``compile_formula``) names; a step's other operand is a Python
+    scalar, not among ``arrays``."""
+    read = [v for r, v in arrays if r in reads]
     if not read:
         return ""
     return "\n    if ix is not None:" + "".join(f"\n        {v} = {v}[ix]" for v in read)
 
 
-def _steps(name: str, srcs: tuple[str, ...]) -> tuple[Any, ...]:
+def _steps(name: str, srcs: tuple[str, ...], reads: Any) -> tuple[Any, ...]:
     """The lane's step for each input (None for a zero derivative), or () past two inputs."""
     if len(srcs) > 2:
         return ()
     a, b = ("x", "_") if len(srcs) == 1 else ("a", "b")
     return tuple(None if src == "0" else _compiled(
-        _STEP.format(name=name, i=i, a=a, b=b, scalar=_elements([src], ((a, b)[i], "y")),
+        _STEP.format(name=name, i=i, a=a, b=b,
+                     scalar=_elements(reads[i], ((i, (a, b)[i]), ("out", "y"))),
                      term=_times_coef(src, "c0", "return None", " " * 4)),
         f"step_{name}_{i}", _f8=np.float64, _f4=np.float32)
         for i, src in enumerate(srcs))
 
 
-def _pair(name: str, srcs: tuple[str, ...]) -> Any:
+def _pair(name: str, srcs: tuple[str, ...], reads: Any) -> Any:
     """The lane's step of ``f(x, x)`` (None unless both inputs have a nonzero derivative)."""
     if len(srcs) != 2 or "0" in srcs:
         return None
-    code = _PAIR.format(name=name, scalar=_elements(srcs, ("a", "b", "y")),
+    code = _PAIR.format(name=name, scalar=_elements(reads[0] + reads[1],
+                                                    ((0, "a"), (1, "b"), ("out", "y"))),
                         t0=_times_coef(srcs[0], "c0", "return None", " " * 4),
                         t1=_times_coef(srcs[1], "c1", "return None", " " * 4))
     return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
