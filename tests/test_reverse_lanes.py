@@ -31,6 +31,13 @@ def _nodes(t):
     return list(seen.values())
 
 
+def _no_lane(n):
+    """Send node ``n`` the general way (``Node.vjp``): its saved values, which a lane node
+    keeps in its lane, made a dict first (``Node.saved_values``)."""
+    n.saved_values()
+    n.lane = None
+
+
 def _graphs(shape=(3,)):
     """(output, inputs) pairs over the formula primitives, operand kinds and dtypes."""
     rng = np.random.default_rng(0)
@@ -102,7 +109,7 @@ def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
         nodes = _nodes(y)
         lanes += sum(n.lane is not None for n in nodes)
         for n in nodes:
-            n.lane = None  # the general path: Node.vjp
+            _no_lane(n)  # the general path: Node.vjp
         want = _grads(y, ins)
         for a, b in zip(got, want, strict=True):
             assert (a is None) == (b is None), y.grad_fn.name()
@@ -123,7 +130,7 @@ def test_a_chain_through_the_lane_matches_the_general_path():
     assert all(n.lane is not None for n in nodes)
     (got,) = da.grad(y.sum(), x, retain_graph=True)
     for n in nodes:
-        n.lane = None
+        _no_lane(n)
     (want,) = da.grad(y.sum(), x)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
 
@@ -152,7 +159,7 @@ def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
     assert sum(n.lane is not None and n.lane[0] is not None for n in nodes) >= 8
     (got,) = da.grad(y, x, da.tensor(seed), retain_graph=True)
     for n in nodes:
-        n.lane = None
+        _no_lane(n)
     (want,) = da.grad(y, x, da.tensor(seed))
     assert got.dtype == want.dtype == x.dtype and got.shape == x.shape
     np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -237,7 +244,7 @@ def test_a_step_that_declines_sends_its_node_the_general_way(dtype, size):
             seed = da.tensor(np.ones(size, dtype))
             (got,) = da.grad(y, x, seed, retain_graph=True)
             for n in _nodes(y):
-                n.lane = None
+                _no_lane(n)
             (want,) = da.grad(y, x, seed)
             assert got.dtype == want.dtype == dtype and got.shape == (size,)
             np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -349,7 +356,7 @@ def test_grad_prunes_what_leads_to_no_input_asked_for():
     (gx,) = da.grad(y, x, seed, retain_graph=True)
     assert calls == []  # (the node on w's side only did not run)
     for n in _nodes(y):
-        n.lane = None
+        _no_lane(n)
     (want,) = da.grad(y, x, seed)
     assert calls == []
     np.testing.assert_array_equal(gx.numpy(), want.numpy())
@@ -379,7 +386,7 @@ def test_a_chain_hands_over_at_hooks_captures_and_changed_values(size):
         ins = (x, made[2]) if case == "capture" else (x,)
         got = da.grad(made[-1], ins, seed, retain_graph=True)
         for n in _nodes(made[-1]):
-            n.lane = None
+            _no_lane(n)
         want = da.grad(made[-1], ins, seed)
         assert calls == ([1, 1] if case != "capture" else [])
         for a, b in zip(got, want, strict=True):
@@ -408,7 +415,7 @@ def test_lanes_that_meet_others_hand_their_cotangents_over_as_arrays(shape):
         seed = da.tensor(np.full(shape, 0.7))
         got = da.grad(y, (x, w), seed, allow_unused=True, retain_graph=True)
         for n in _nodes(y):
-            n.lane = None
+            _no_lane(n)
         want = da.grad(y, (x, w), seed, allow_unused=True, retain_graph=True)
         for a, b in zip(got, want, strict=True):
             assert (a is None) == (b is None)
@@ -442,7 +449,7 @@ def test_after_a_general_node_the_lane_takes_plain_tensor_cotangents(monkeypatch
         got = da.grad(loss, ins, allow_unused=True, retain_graph=True)
         assert ran, y.grad_fn.name()
         for n in _nodes(loss):
-            n.lane = None
+            _no_lane(n)
         want = da.grad(loss, ins, allow_unused=True, retain_graph=True)
         for a, b in zip(got, want, strict=True):
             assert (a is None) == (b is None)

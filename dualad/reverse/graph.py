@@ -143,7 +143,10 @@ def _alias(t: Tensor) -> Tensor:
             # a flat dual's alias is flat too: asking ``t`` for its primal or tangent Tensor
             # would make them, and ``t`` would stop being flat (the hot path declines it)
             u = _make(t._data)
-            u._level, u._p, u._t, u._vc = t._level, None, t._t, t._vc
+            u._level = t._level
+            u._p = None
+            u._t = t._t
+            u._vc = t._vc
             return u
         return D.dual(t._level, _alias(t._primal), t._tangent)
     u = _make(t._data)
@@ -179,6 +182,12 @@ class Node:
     every input is asked for. None for every other node, and once the saved values are
     released. A Node is made by ``Node()`` (no ``__init__``: the call costs less than
     ``object.__new__``) and then filled in.
+
+    ``saved``: what the rule reads, ``{position: Tensor or SavedValue, "out": [SavedValue,
+    ...]}`` (``_NOTHING``: nothing; None once released) — or, for a node with a lane, the
+    same kept in its lane: a tuple, per input, of the Tensor it saved or None, its output's
+    array and version counter being the lane's ``y`` and last ``vcs``. That costs one small
+    tuple per node, not a dict, a SavedValue and a list; ``saved_values()`` gives the dict.
 
     ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
     None (several, or not known): when it is an input asked for, ``grad()`` needs no
@@ -224,6 +233,21 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
+    def saved_values(self) -> dict[Any, Any] | None:
+        """``saved`` as a dict (a lane node's tuple made into one, and kept: see the class
+        docstring); None once released."""
+        saved = self.saved
+        if saved.__class__ is not tuple:
+            return saved
+        m: dict[Any, Any] = {i: t for i, t in enumerate(saved) if t is not None}
+        y, vcs = self.lane[3], self.lane[4]
+        if y is not None:  # (the output: saved at version 0, as its bare array)
+            sv = _new(SavedValue)
+            sv.packed, sv.unpack, sv.nr, sv.vc, sv.version = y, None, 0, vcs[-1], 0
+            m["out"] = [sv]
+        self.saved = m
+        return m
+
     def _unpack(self, lins: list[Any] | None = None) -> tuple[list[Any], Any]:
         """The saved values: ``(primals, out)``, a stand-in (``AVAL``) for each one not saved.
 
@@ -238,7 +262,7 @@ class Node:
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward."
             )
-        saved = self.saved or {}
+        saved = self.saved_values() or {}
         primals = []
         for i, c in enumerate(self.consts):
             if i in saved:
@@ -263,7 +287,7 @@ class Node:
 
     def _plain_arrays(self) -> tuple[list[Any], Any] | None:
         """The saved values as arrays, when all are plain and unchanged; else None."""
-        saved = self.saved
+        saved = self.saved_values()
         if saved is None:
             return None
         consts = self.consts  # None below: not read by the rule
@@ -734,8 +758,13 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         if avals is None and d.dtype is od:
             avals = ((y.shape, od),)
         node = Node()
-        node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
-            prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
+        # (one store a line: a tuple assignment of more than three targets builds a tuple)
+        node.prim = prim
+        node.params = _NOTHING
+        node.seq = next(_seq)  # (a larger seq: later)
+        node.hooked = False
+        node.custom = None
+        node.nbs = None
         node.leaf = e[0].leaf
         if avals is not None:  # (a ufunc keeps the shape: the output's aval is the input's)
             node.avals = node.out_avals = avals
@@ -750,32 +779,34 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
             node.lane = None if not lane or a._level else (one, None, None, None, (), od, e) \
                 if one is not None else (None, (None,), None, None, (), od, _ONE)
             return None
-        x = ys = None
         vcs: Any = ()  # (as record_hot's)
+        keep = lane and not a._level  # (a dual's tangent is not in the lane)
         if save_in:
             vc = a._vc
             if vc is None:
                 vc = a._vc = [0]
             if vc[0]:  # (changed in place before: saved with its version, no lane)
-                saved, vcs = {0: SavedValue(a)}, None
-            else:
-                saved, x, vcs = {0: a}, d, (vc,)
-        if save_out:
-            sv = _save_output(out, 0, True)
-            ys = y
-            if save_in:
-                saved["out"] = [sv]
-            else:
-                saved = {"out": [sv]}
-            if vcs is not None:
-                vcs += (sv.vc,)
-        node.saved = saved
-        if not lane or vcs is None or a._level:  # (a dual's tangent is not in the lane)
+                keep = False
+            vcs = (vc,)
+        if not keep:
+            node.saved = _saved_as(False, a if save_in else None, None,
+                                   y if save_out else None, out)
             node.lane = None
-        elif one is not None:
-            node.lane = (one, x, None, ys, vcs, od, e)
+            return None
+        ys = x = None
+        if save_out:  # (kept in the lane: see Node.saved)
+            vc = out._vc
+            if vc is None:
+                vc = out._vc = [0]
+            vcs += (vc,)
+            ys = y
+        if save_in:
+            node.saved = (a,)
+            x = d
         else:
-            node.lane = (None, (x,), None, ys, vcs, od, _ONE)
+            node.saved = _UNSAVED1
+        node.lane = (one, x, None, ys, vcs, od, e) if one is not None else \
+            (None, (x,), None, ys, vcs, od, _ONE)
         return None
 
     return record_unary
@@ -821,8 +852,13 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     if not twice:
         va = None  # (the output's shape is the broadcast one)
     node = Node()
-    node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
-        prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
+    # (one store a line: a tuple assignment of more than three targets builds a tuple)
+    node.prim = prim
+    node.params = _NOTHING
+    node.seq = next(_seq)  # (a larger seq: later)
+    node.hooked = False
+    node.custom = None
+    node.nbs = None
     node.leaf = leaf
     node.edges, node.avals, node.consts = edges, avals, _ABSENTS[2]
     y = out._data
@@ -833,9 +869,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     lane = prim.transposed is not None and not a._level and not b._level  # (see _unary)
     saved: Any = _NOTHING
     vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
-    ys = None
+    ys = t0 = t1 = None  # (what it saved)
     if reads:
-        saved = {}
         for r in reads:
             if r.__class__ is int:
                 a = args[r]
@@ -845,21 +880,19 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 if vc is None:
                     vc = a._vc = [0]
                 if vc[0]:  # (an input changed in place before: no lane)
-                    saved[r], lane = SavedValue(a), False
-                    continue
-                saved[r] = a
+                    lane = False
                 if r:
-                    p1 = a._data
+                    t1, p1 = a, a._data
                 else:
-                    p0 = a._data
+                    t0, p0 = a, a._data
                 if not vcs or vc is not vcs[0]:
                     vcs += (vc,)
             else:  # "out"
-                sv = _save_output(out, 0, True)
                 ys = y
-                saved["out"] = [sv]
-                vcs += (sv.vc,)
-    node.saved = saved or _NOTHING
+        saved = _saved_as(lane, t0, t1, ys, out)
+        if lane and ys is not None:  # (the output's counter last: see Node.saved)
+            vcs += (out._vc,)
+    node.saved = saved
     if not lane:
         node.lane = None
     elif twice and va[1] is od and (od is _F64 or od is _F32) and prim.pair is not None:
@@ -890,8 +923,13 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
         e = edge_of(t)
         oa = None
     node = Node()
-    node.prim, node.params, node.seq, node.hooked, node.custom, node.nbs = \
-        prim, _NOTHING, next(_seq), False, None, None  # (a larger seq: later)
+    # (one store a line: a tuple assignment of more than three targets builds a tuple)
+    node.prim = prim
+    node.params = _NOTHING
+    node.seq = next(_seq)  # (a larger seq: later)
+    node.hooked = False
+    node.custom = None
+    node.nbs = None
     node.leaf = e[0].leaf
     same = oa is not None or d.dtype is od
     if oa is None:
@@ -909,32 +947,52 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     lane = prim.transposed is not None and not t._level  # (see _unary)
     for r in prim.reads[i]:  # (what the tensor's formula reads: the scalar is in consts)
         if r == i:
-            if saved is _NOTHING:
-                saved = {}
             vc = t._vc
             if vc is None:
                 vc = t._vc = [0]
             if vc[0]:  # (changed in place before: saved with its version, no lane)
-                saved[i], lane = SavedValue(t), False
-                continue
-            saved[i] = t
+                lane = False
             x = d
             vcs += (vc,)
         elif r == "out":
-            if saved is _NOTHING:
-                saved = {}
-            saved["out"] = [_save_output(out, 0, True)]
             ys = y
-            vcs += (saved["out"][0].vc,)
+    if x is not None or ys is not None:
+        k = None if x is None else t
+        saved = _saved_as(lane, None, k, ys, out) if i else _saved_as(lane, k, None, ys, out)
+    if ys is not None and lane:  # (the output's counter last: see Node.saved)
+        vcs += (out._vc,)
     node.saved = saved
     if not lane:
         node.lane = None
         return None
-    p0, p1 = (s, x) if i else (x, s)
+    if i:
+        p0 = s
+        p1 = x
+    else:
+        p0 = x
+        p1 = s
     step = prim.steps[i] if same and (od is _F64 or od is _F32) else None
     node.lane = (step, p0, p1, ys, vcs, od, e) if step is not None else \
         (None, (p0, p1), None, ys, vcs, od, _EVERY2[not i][i])
     return None
+
+
+def _saved_as(lane: bool, t0: Any, t1: Any, ys: Any, out: Tensor) -> Any:
+    """``Node.saved`` of a node that saved its inputs ``t0``, ``t1`` (each a Tensor or
+    None) and its output if ``ys`` (its array) is not None: for a node with a lane, the
+    tuple (the output's version counter made); else the dict, an input changed in place
+    before as a SavedValue."""
+    if lane:
+        if ys is not None and out._vc is None:
+            out._vc = [0]
+        return (t0, t1)
+    saved: dict[Any, Any] = {}
+    for k, t in ((0, t0), (1, t1)):
+        if t is not None:
+            saved[k] = SavedValue(t) if t._vc[0] else t
+    if ys is not None:
+        saved["out"] = [_save_output(out, 0, True)]
+    return saved
 
 
 def _edge_in(a: Tensor) -> tuple[Any, int]:
@@ -956,6 +1014,7 @@ def _savable(a: Tensor) -> None:
 
 _ABSENTS: list[tuple[Any, ...]] = []
 _ONE = (True,)
+_UNSAVED1 = (None,)  # ``Node.saved`` of a lane node of one input that saved only its output
 # Shared avals: a node of one input that keeps its input's aval (a ufunc of one input; one
 # with a Python scalar) takes as its avals and out_avals the out_avals of the node of that
 # input, a 1-tuple there when it has one output (a multi-output node's are a list): so a
