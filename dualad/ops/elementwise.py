@@ -542,7 +542,10 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
 def _flat(L: int, y: Any, tt: Any) -> Tensor:
     """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as ``_t``."""
     d = _new(Tensor)  # one object per op: this is the forward hot path
-    d._data, d._level, d._p, d._t = y, L, None, tt
+    d._data = y  # (one store a line: a tuple assignment of four targets builds a tuple)
+    d._level = L
+    d._p = None
+    d._t = tt
     d._nb = 0
     d._rg = False
     d._node = None
