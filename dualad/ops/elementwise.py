@@ -901,6 +901,12 @@ def transposed_{name}(prim, ct, arrays, y, avals, needs, od):
 """
 
 
+# the names ``_times_coef``'s source reads besides the formula's (a float64 or float32
+# NumPy scalar's dtype is known by its class: reading ``.dtype`` costs a lookup)
+_COEF_NAMES = dict(_f8=np.float64, _f4=np.float32, _d8=np.dtype(np.float64),
+                   _d4=np.dtype(np.float32))
+
+
 def _times_coef(src: str, var: str, decline: str, indent: str) -> str:
     """Source setting ``var`` to ``ct`` times the formula ``src`` (lines joined at
     ``indent``), running ``decline`` for a coefficient not in the output's dtype ``od`` —
@@ -910,8 +916,14 @@ def _times_coef(src: str, var: str, decline: str, indent: str) -> str:
         return f"{var} = {'ct' if src == '1' else '-ct'}"
     return f"\n{indent}".join([
         f"k = {src}",
-        "if k.__class__ is _ndarray or k.__class__ is _f8 or k.__class__ is _f4:",
+        "if k.__class__ is _ndarray:",
         "    if k.dtype is not od:",
+        f"        {decline}",
+        "elif k.__class__ is _f8:",
+        "    if od is not _d8:",
+        f"        {decline}",
+        "elif k.__class__ is _f4:",
+        "    if od is not _d4:",
         f"        {decline}",
         "elif k.__class__ is not float and k.__class__ is not int:",
         f"    {decline}",
@@ -928,7 +940,7 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
     return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish,
-                     _f8=np.float64, _f4=np.float32)
+                     **_COEF_NAMES)
 
 
 # -- the lane's steps: one input's cotangent, by its formula ----------------------------
@@ -981,7 +993,7 @@ def _steps(name: str, srcs: tuple[str, ...], reads: Any) -> tuple[Any, ...]:
         _STEP.format(name=name, i=i, a=a, b=b,
                      scalar=_elements(reads[i], ((i, (a, b)[i]), ("out", "y"))),
                      term=_times_coef(src, "c0", "return None", " " * 4)),
-        f"step_{name}_{i}", _f8=np.float64, _f4=np.float32)
+        f"step_{name}_{i}", **_COEF_NAMES)
         for i, src in enumerate(srcs))
 
 
@@ -993,7 +1005,7 @@ def _pair(name: str, srcs: tuple[str, ...], reads: Any) -> Any:
                                                     ((0, "a"), (1, "b"), ("out", "y"))),
                         t0=_times_coef(srcs[0], "c0", "return None", " " * 4),
                         t1=_times_coef(srcs[1], "c1", "return None", " " * 4))
-    return _compiled(code, f"pair_{name}", _f8=np.float64, _f4=np.float32)
+    return _compiled(code, f"pair_{name}", **_COEF_NAMES)
 
 
 AVAL_LEVEL = (1 << 60) + 1
