@@ -829,6 +829,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         if tb and a.__class__ in _SCALARS:
             return _record_scalar(prim, b, 1, a, out)
         return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
+    if a is b and a._rg and not a._level:
+        return _record_twice(prim, a, out)
     reads = ()
     d = a._data
     va = (d.shape, d.dtype)
@@ -893,12 +895,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         if lane and ys is not None:  # (the output's counter last: see Node.saved)
             vcs += (out._vc,)
     node.saved = saved
-    if not lane:
-        node.lane = None
-    elif twice and va[1] is od and (od is _F64 or od is _F32) and prim.pair is not None:
-        node.lane = (prim.pair, p0, p1, ys, vcs, od, ea)  # (f(x, x): one input, one step)
-    else:
-        node.lane = (None, (p0, p1), None, ys, vcs, od, every)
+    node.lane = (None, (p0, p1), None, ys, vcs, od, every) if lane else None
     return None
 
 
@@ -974,6 +971,75 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     step = prim.steps[i] if same and (od is _F64 or od is _F32) else None
     node.lane = (step, p0, p1, ys, vcs, od, e) if step is not None else \
         (None, (p0, p1), None, ys, vcs, od, _EVERY2[not i][i])
+    return None
+
+
+def _record_twice(prim: Any, a: Tensor, out: Tensor) -> None:
+    """``record_hot`` of ``f(x, x)`` for a plain Tensor ``x`` that requires grad: one edge
+    (twice), ``x`` saved where either formula reads an input, and the lane's step for both
+    (``prim.pair``) — a square costs about what a unary op does."""
+    if a._meta is not None:
+        _savable(a)
+    d = a._data
+    y = out._data
+    od = y.dtype
+    n = a._node
+    if n is not None:
+        e = (n, a._out_nr)
+        oa = n.out_avals  # (shared: see "Shared avals" below)
+        if oa.__class__ is not tuple or oa[0][1] is not od:
+            oa = None
+    else:
+        e = edge_of(a)
+        oa = None
+    node = Node()
+    # (one store a line: a tuple assignment of more than three targets builds a tuple)
+    node.prim = prim
+    node.params = _NOTHING
+    node.seq = next(_seq)  # (a larger seq: later)
+    node.hooked = False
+    node.custom = None
+    node.nbs = None
+    node.leaf = e[0].leaf
+    same = oa is not None or d.dtype is od
+    if oa is None:
+        oa = ((y.shape, od),)  # (a ufunc of x and x keeps x's shape)
+    va = oa[0] if same else (d.shape, d.dtype)
+    node.out_avals = oa
+    node.edges, node.avals, node.consts = (e, e), (va, va), _ABSENTS[2]
+    out._rg, out._node, out._out_nr = True, node, 0
+    s0 = s1 = so = False  # (which inputs, and whether the output, either formula reads)
+    for r in prim.reads[0] + prim.reads[1]:
+        if r == 0:
+            s0 = True
+        elif r == 1:
+            s1 = True
+        else:
+            so = True
+    lane = prim.transposed is not None
+    vcs: Any = ()
+    if s0 or s1:
+        vc = a._vc
+        if vc is None:
+            vc = a._vc = [0]
+        if vc[0]:  # (changed in place before: saved with its version, no lane)
+            lane = False
+        vcs = (vc,)
+    ys = y if so else None
+    if s0 or s1 or so:
+        node.saved = _saved_as(lane, a if s0 else None, a if s1 else None, ys, out)
+        if lane and so:  # (the output's counter last: see Node.saved)
+            vcs += (out._vc,)
+    else:
+        node.saved = _NOTHING
+    p0 = d if s0 else None  # (the lane's arrays: None where unread)
+    p1 = d if s1 else None
+    if not lane:
+        node.lane = None
+    elif same and (od is _F64 or od is _F32) and prim.pair is not None:
+        node.lane = (prim.pair, p0, p1, ys, vcs, od, e)
+    else:
+        node.lane = (None, (p0, p1), None, ys, vcs, od, _EVERY2[1][1])
     return None
 
 
