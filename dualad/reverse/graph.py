@@ -817,20 +817,21 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     is the reverse chain's cost per op): each input a plain Tensor (one requires grad) or
     a Python scalar, a plain output — or, while tangents are untracked, flat duals (their
     primals recorded: the node has no lane, which would drop their tangents); any other
-    constant, or saved-tensor hooks, go to ``record``. The node is the one ``record``
-    makes, plus its lane (``Node.lane``)."""
+    constant, or saved-tensor hooks, go to ``record``; one Tensor and a Python scalar, or
+    ``f(x, x)``, to ``_record_one``. The node is the one ``record`` makes, plus its lane
+    (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
     if hooks_live[0] and saved_hooks.stack:
         return record(prim, args, out, {})
     if not (ta and tb):
         if ta and b.__class__ in _SCALARS:
-            return _record_scalar(prim, a, 0, b, out)
+            return _record_one(prim, a, 0, b, out)
         if tb and a.__class__ in _SCALARS:
-            return _record_scalar(prim, b, 1, a, out)
+            return _record_one(prim, b, 1, a, out)
         return record(prim, args, out, {})  # (an array or a list: kept by shape and dtype)
-    if a is b and a._rg and not a._level:
-        return _record_twice(prim, a, out)
+    if a is b:
+        return _record_one(prim, a, 0, a, out)  # (f(x, x))
     reads = ()
     d = a._data
     va = (d.shape, d.dtype)
@@ -850,9 +851,6 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         lf = eb[0].leaf
         leaf = lf if ea is None else leaf if leaf is lf else None
     p0 = p1 = None  # (the lane's arrays)
-    twice = a is b
-    if not twice:
-        va = None  # (the output's shape is the broadcast one)
     node = Node()
     # (one store a line: a tuple assignment of more than three targets builds a tuple)
     node.prim = prim
@@ -865,8 +863,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     node.edges, node.avals, node.consts = edges, avals, _ABSENTS[2]
     y = out._data
     od = y.dtype
-    # the output's aval: an input's when it has that input's shape and dtype
-    node.out_avals = (va if va is not None and va[1] is od else (y.shape, od),)
+    node.out_avals = ((y.shape, od),)  # (the broadcast shape)
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None and not a._level and not b._level  # (see _unary)
     saved: Any = _NOTHING
@@ -899,12 +896,14 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     return None
 
 
-def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
-    """``record_hot`` of a call whose input ``i`` is the plain Tensor ``t`` (which requires
-    grad) and whose other input is the Python scalar ``s`` (a constant, kept in ``consts``
-    and in the lane's arrays as ``_plain_arrays`` gives them; a list, as ``_plain_arrays``
-    expects of consts with a value in them). Its lane takes ``t``'s step (``prim.steps``)
-    when ``t`` has the output's float dtype."""
+def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
+    """``record_hot`` of a call of two inputs of which one Tensor requires grad: ``t``, a
+    plain Tensor or a flat dual (no lane), at position ``i``. The other input ``s`` is a
+    Python scalar (a constant, kept in ``consts`` and in the lane's arrays as
+    ``_plain_arrays`` gives them; a list, as ``_plain_arrays`` expects of consts with a
+    value in them) — or ``t`` itself, ``f(x, x)``: one edge, twice. Its lane takes ``t``'s
+    step (``prim.steps``; for both inputs, ``prim.pair``) when ``t`` has the output's float
+    dtype."""
     if t._meta is not None:
         _savable(t)
     d = t._data
@@ -930,116 +929,58 @@ def _record_scalar(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     node.leaf = e[0].leaf
     same = oa is not None or d.dtype is od
     if oa is None:
-        oa = ((y.shape, od),)  # (a Python scalar does not change the shape)
+        oa = ((y.shape, od),)  # (a Python scalar, or x with x, keeps the shape)
     node.out_avals = oa
     va = oa[0] if same else (d.shape, d.dtype)
-    if i:
+    twice = s is t
+    if twice:
+        node.edges, node.avals, node.consts = (e, e), (va, va), _ABSENTS[2]
+        reads = prim.reads[0] + prim.reads[1]
+    elif i:
         node.edges, node.avals, node.consts = (None, e), (None, va), [s, _ABSENT]
+        reads = prim.reads[1]  # (what t's formula reads: the scalar is in consts)
     else:
         node.edges, node.avals, node.consts = (e, None), (va, None), [_ABSENT, s]
+        reads = prim.reads[0]
     out._rg, out._node, out._out_nr = True, node, 0
-    saved: Any = _NOTHING
-    vcs: Any = ()
-    x = ys = None
     lane = prim.transposed is not None and not t._level  # (see _unary)
-    for r in prim.reads[i]:  # (what the tensor's formula reads: the scalar is in consts)
-        if r == i:
-            vc = t._vc
-            if vc is None:
-                vc = t._vc = [0]
-            if vc[0]:  # (changed in place before: saved with its version, no lane)
-                lane = False
-            x = d
-            vcs += (vc,)
-        elif r == "out":
+    p0 = p1 = ys = None  # (the arrays the formulas read: the lane's, None where unread)
+    for r in reads:
+        if r.__class__ is not int:  # "out"
             ys = y
-    if x is not None or ys is not None:
-        k = None if x is None else t
-        saved = _saved_as(lane, None, k, ys, out) if i else _saved_as(lane, k, None, ys, out)
-    if ys is not None and lane:  # (the output's counter last: see Node.saved)
-        vcs += (out._vc,)
-    node.saved = saved
-    if not lane:
-        node.lane = None
-        return None
-    if i:
-        p0 = s
-        p1 = x
-    else:
-        p0 = x
-        p1 = s
-    step = prim.steps[i] if same and (od is _F64 or od is _F32) else None
-    node.lane = (step, p0, p1, ys, vcs, od, e) if step is not None else \
-        (None, (p0, p1), None, ys, vcs, od, _EVERY2[not i][i])
-    return None
-
-
-def _record_twice(prim: Any, a: Tensor, out: Tensor) -> None:
-    """``record_hot`` of ``f(x, x)`` for a plain Tensor ``x`` that requires grad: one edge
-    (twice), ``x`` saved where either formula reads an input, and the lane's step for both
-    (``prim.pair``) — a square costs about what a unary op does."""
-    if a._meta is not None:
-        _savable(a)
-    d = a._data
-    y = out._data
-    od = y.dtype
-    n = a._node
-    if n is not None:
-        e = (n, a._out_nr)
-        oa = n.out_avals  # (shared: see "Shared avals" below)
-        if oa.__class__ is not tuple or oa[0][1] is not od:
-            oa = None
-    else:
-        e = edge_of(a)
-        oa = None
-    node = Node()
-    # (one store a line: a tuple assignment of more than three targets builds a tuple)
-    node.prim = prim
-    node.params = _NOTHING
-    node.seq = next(_seq)  # (a larger seq: later)
-    node.hooked = False
-    node.custom = None
-    node.nbs = None
-    node.leaf = e[0].leaf
-    same = oa is not None or d.dtype is od
-    if oa is None:
-        oa = ((y.shape, od),)  # (a ufunc of x and x keeps x's shape)
-    va = oa[0] if same else (d.shape, d.dtype)
-    node.out_avals = oa
-    node.edges, node.avals, node.consts = (e, e), (va, va), _ABSENTS[2]
-    out._rg, out._node, out._out_nr = True, node, 0
-    s0 = s1 = so = False  # (which inputs, and whether the output, either formula reads)
-    for r in prim.reads[0] + prim.reads[1]:
-        if r == 0:
-            s0 = True
-        elif r == 1:
-            s1 = True
-        else:
-            so = True
-    lane = prim.transposed is not None
+        elif r == i or twice:  # (t, not the scalar)
+            if r:
+                p1 = d
+            else:
+                p0 = d
     vcs: Any = ()
-    if s0 or s1:
-        vc = a._vc
+    if p0 is not None or p1 is not None:
+        vc = t._vc
         if vc is None:
-            vc = a._vc = [0]
+            vc = t._vc = [0]
         if vc[0]:  # (changed in place before: saved with its version, no lane)
             lane = False
         vcs = (vc,)
-    ys = y if so else None
-    if s0 or s1 or so:
-        node.saved = _saved_as(lane, a if s0 else None, a if s1 else None, ys, out)
-        if lane and so:  # (the output's counter last: see Node.saved)
+    if vcs or ys is not None:
+        node.saved = _saved_as(lane, None if p0 is None else t, None if p1 is None else t,
+                               ys, out)
+        if lane and ys is not None:  # (the output's counter last: see Node.saved)
             vcs += (out._vc,)
     else:
         node.saved = _NOTHING
-    p0 = d if s0 else None  # (the lane's arrays: None where unread)
-    p1 = d if s1 else None
     if not lane:
         node.lane = None
-    elif same and (od is _F64 or od is _F32) and prim.pair is not None:
-        node.lane = (prim.pair, p0, p1, ys, vcs, od, e)
-    else:
-        node.lane = (None, (p0, p1), None, ys, vcs, od, _EVERY2[1][1])
+        return None
+    if not twice:
+        if i:
+            p0 = s
+        else:
+            p1 = s
+    step = None
+    if same and (od is _F64 or od is _F32):
+        step = prim.pair if twice else prim.steps[i]
+    node.lane = (step, p0, p1, ys, vcs, od, e) if step is not None else \
+        (None, (p0, p1), None, ys, vcs, od, _EVERY2[twice or not i][twice or i])
     return None
 
 
