@@ -644,7 +644,7 @@ def _node_fields(node):
 
     consts = [c if isinstance(c, (int, float)) else "absent" for c in node.consts]
     return (dict(node.params), list(node.edges), list(node.avals), consts, node.out_avals, node.nbs,
-            None if node.saved is None else {k: saved(v) for k, v in node.saved_values().items()})
+            None if node.saved is None else {k: saved(v) for k, v in node._saved_values().items()})
 
 
 def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):

@@ -33,8 +33,8 @@ def _nodes(t):
 
 def _no_lane(n):
     """Send node ``n`` the general way (``Node.vjp``): its saved values, which a lane node
-    keeps in its lane, made a dict first (``Node.saved_values``)."""
-    n.saved_values()
+    keeps in its lane, made a dict first (``Node._saved_values``)."""
+    n._saved_values()
     n.lane = None
 
 

@@ -187,7 +187,7 @@ class Node:
     ...]}`` (``_NOTHING``: nothing; None once released) — or, for a node with a lane, the
     same kept in its lane: a tuple, per input, of the Tensor it saved or None, its output's
     array and version counter being the lane's ``y`` and last ``vcs``. That costs one small
-    tuple per node, not a dict, a SavedValue and a list; ``saved_values()`` gives the dict.
+    tuple per node, not a dict, a SavedValue and a list; ``_saved_values()`` gives the dict.
 
     ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
     None (several, or not known): when it is an input asked for, ``grad()`` needs no
@@ -233,7 +233,7 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
-    def saved_values(self) -> dict[Any, Any] | None:
+    def _saved_values(self) -> dict[Any, Any] | None:
         """``saved`` as a dict (a lane node's tuple made into one, and kept: see the class
         docstring); None once released."""
         saved = self.saved
@@ -262,7 +262,7 @@ class Node:
                 "retain_graph=True if you need to backward through the graph a second time or "
                 "if you need to access saved tensors after calling backward."
             )
-        saved = self.saved_values() or {}
+        saved = self._saved_values() or {}
         primals = []
         for i, c in enumerate(self.consts):
             if i in saved:
@@ -287,7 +287,7 @@ class Node:
 
     def _plain_arrays(self) -> tuple[list[Any], Any] | None:
         """The saved values as arrays, when all are plain and unchanged; else None."""
-        saved = self.saved_values()
+        saved = self._saved_values()
         if saved is None:
             return None
         consts = self.consts  # None below: not read by the rule
