@@ -15,9 +15,15 @@ checked against a closed form or a complex-step reference before it is timed;
 a wrong result is flagged with "!".
 
 Times are best-of-N wall-clock (timeit style: warm-up calls, then N repeats of
-a calibrated number of loops). The rows that are ratios to NumPy (big JVP, MLP)
-time NumPy and every library in turns, one loop of each per repeat, so that a
-machine whose speed drifts during the row slows them all alike. Memory runs in
+a calibrated number of loops), with short repeats: about 20 ms each, as many as
+fit in 1.5 s per library and row (at least 7, two for a call of a second or
+more). A shared machine can alternate between two speeds, each lasting from tens
+of milliseconds to seconds (this VM, measured: NumPy's chain step at 0.85 or at
+1.5-1.7 us); a repeat of 0.2 s averages over both, and its best depends on the
+mix, while short repeats find the fast state whenever the row meets it. The
+rows that compare libraries on one task (the chains, big JVP, MLP) time NumPy
+and every library in turns, each library's repeats spread over the row, so
+that each meets the machine in the same states. Memory runs in
 a fresh subprocess per library.
 Before the first row the script frees one 32 MB array (``--allocator fresh``
 skips this). On glibc that moves malloc's adaptive thresholds to where any
@@ -182,49 +188,60 @@ class Libs:
 # timing and checking
 # ---------------------------------------------------------------------------
 class Timer:
+    """Best seconds per call, from many short repeats (see the module docstring)."""
+
     def __init__(self, quick: bool) -> None:
-        self.min_time = 0.02 if quick else 0.2  # seconds per repeat
-        self.repeat = 3 if quick else 7
+        self.chunk = 0.005 if quick else 0.02  # seconds per repeat
+        self.budget = 0.15 if quick else 1.5  # seconds of repeats per library and row
+        self.min_repeat = 3 if quick else 7
+        self.max_repeat = 300
         self.warmup = 1 if quick else 2
 
-    def best(self, fn: Callable[[], object]) -> float:
-        """Best seconds per call of fn (fn has already been called once to check it)."""
+    def _plan(self, fn: Callable[[], object]) -> tuple[int, float]:
+        """Warm fn up, then (calls per repeat, seconds of one repeat)."""
         for _ in range(self.warmup):
             fn()
         t0 = time.perf_counter()
         fn()
-        one = time.perf_counter() - t0
-        number = max(1, math.ceil(self.min_time / max(one, 1e-9)))
-        repeat = self.repeat if one < 1.0 else max(2, self.repeat // 3)
-        best = one
-        for _ in range(repeat):
-            gc.collect()
+        one = max(time.perf_counter() - t0, 1e-9)
+        number = max(1, math.ceil(self.chunk / one))
+        return number, number * one
+
+    def _repeats(self, seconds: float) -> int:
+        if seconds >= 1.0:  # (a slow call: two repeats are enough to drop a disturbed one)
+            return 2
+        return max(self.min_repeat, min(self.max_repeat, round(self.budget / seconds)))
+
+    def best(self, fn: Callable[[], object]) -> float:
+        """Best seconds per call of fn (fn has already been called once to check it)."""
+        number, seconds = self._plan(fn)
+        best = math.inf
+        gc.collect()
+        for _ in range(self._repeats(seconds)):
             t0 = time.perf_counter()
             for _ in range(number):
                 fn()
             best = min(best, (time.perf_counter() - t0) / number)
         return best
 
-
     def best_interleaved(self, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
-        """Best seconds per call of each fn, timed in turns (each repeat times every fn
-        once), so that a machine whose speed drifts slows them all alike: for ratio rows."""
-        number = {}
-        for k, fn in fns.items():
-            for _ in range(self.warmup):
-                fn()
-            t0 = time.perf_counter()
-            fn()
-            one = time.perf_counter() - t0
-            number[k] = max(1, math.ceil(self.min_time / max(one, 1e-9)))
+        """Best seconds per call of each fn, timed in turns, so that a machine whose speed
+        drifts slows them all alike. Each fn gets the repeats ``best`` would give it, spread
+        evenly over the rounds (a slow library's few repeats do not cut a fast one's)."""
+        plans = {k: self._plan(fn) for k, fn in fns.items()}
+        reps = {k: self._repeats(seconds) for k, (_, seconds) in plans.items()}
+        rounds = max(reps.values(), default=0)
         best = dict.fromkeys(fns, math.inf)
-        for _ in range(self.repeat):
+        gc.collect()
+        for j in range(rounds):
             for k, fn in fns.items():
-                gc.collect()
+                if (j * reps[k]) // rounds == ((j + 1) * reps[k]) // rounds:
+                    continue  # (not this fn's turn)
+                number = plans[k][0]
                 t0 = time.perf_counter()
-                for _ in range(number[k]):
+                for _ in range(number):
                     fn()
-                best[k] = min(best[k], (time.perf_counter() - t0) / number[k])
+                best[k] = min(best[k], (time.perf_counter() - t0) / number)
         return best
 
 
@@ -291,16 +308,20 @@ class Runner:
             return Cell(text="n/a", reason=f"import failed: {self.libs.missing.get(impl)}")
         return Cell(text="-", reason="not installed")
 
-    def ratio_cells(
+    def cells(
         self,
-        makers: dict[str, Callable[[SimpleNamespace], Callable[[], object]]],
+        makers: dict[str, Callable[[SimpleNamespace], Callable[[], object]] | None],
         check: Callable[[object], str | None],
+        scale: float = 1.0,
     ) -> dict[str, Cell]:
-        """Cells of a ratio row: every library's time over NumPy's (``makers["numpy"]``),
-        all timed in turns (``Timer.best_interleaved``); NumPy's cell holds its seconds."""
+        """Cells of a row, every library timed in turns (``Timer.best_interleaved``), so
+        that each sees the machine in the same states; ``scale`` as in ``cell``."""
         cells: dict[str, Cell] = {}
         fns: dict[str, Callable[[], object]] = {}
         for impl, make in makers.items():
+            if make is None:
+                cells[impl] = Cell(text="-", reason="not applicable")
+                continue
             if not self.libs.has(impl):
                 cells[impl] = self.missing(impl)
                 continue
@@ -312,12 +333,25 @@ class Runner:
                 continue
             fns[impl] = fn
             cells[impl] = Cell(reason=bad, wrong=bad is not None)
-        if "numpy" not in fns:
+        for impl, t in self.timer.best_interleaved(fns).items():
+            cells[impl].value = t * scale
+        return cells
+
+    def ratio_cells(
+        self,
+        makers: dict[str, Callable[[SimpleNamespace], Callable[[], object]]],
+        check: Callable[[object], str | None],
+    ) -> dict[str, Cell]:
+        """Cells of a ratio row: every library's time over NumPy's (``makers["numpy"]``),
+        timed in turns (``cells``); NumPy's cell holds its seconds."""
+        cells = self.cells(makers, check)
+        base = cells["numpy"].value
+        if base is None:
             return {k: c if k == "numpy" else Cell(text="n/a", reason="numpy baseline failed")
                     for k, c in cells.items()}
-        best = self.timer.best_interleaved(fns)
-        for impl, t in best.items():
-            cells[impl].value = t if impl == "numpy" else t / best["numpy"]
+        for impl, c in cells.items():
+            if impl != "numpy" and c.value is not None:
+                c.value /= base
         return cells
 
 
@@ -420,7 +454,7 @@ def bench_forward(r: Runner) -> list[Row]:
         return lambda: jvp_at(x0)(t0)
 
     makers = dict(dualad=dualad, numpy=numpy, torch=torch, jax=jax, autograd=autograd)
-    cells = {k: r.cell(k, m, check_pair, per_op) for k, m in makers.items()}
+    cells = r.cells(makers, check_pair, per_op)
     cells["numpy"].reason = "value only"
     return [
         Row(
@@ -455,7 +489,7 @@ def bench_plain(r: Runner) -> list[Row]:
         jax=plain(lambda lib: lib.jnp.asarray(x0), lambda lib: lib.jnp),
         autograd=plain(lambda lib: x0, lambda lib: lib.anp),
     )
-    cells = {k: r.cell(k, m, check, per_op) for k, m in makers.items()}
+    cells = r.cells(makers, check, per_op)
     return [
         Row(
             "plain",
@@ -601,7 +635,7 @@ def bench_reverse(r: Runner) -> list[Row]:
         return run
 
     makers = dict(dualad=dualad, numpy=numpy, torch=torch, jax=jax, autograd=autograd)
-    cells = {k: r.cell(k, m, check_pair, per_op) for k, m in makers.items()}
+    cells = r.cells(makers, check_pair, per_op)
     cells["numpy"].reason = "value only"
     return [
         Row(
