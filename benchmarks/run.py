@@ -207,9 +207,9 @@ class Timer:
         number = max(1, math.ceil(self.chunk / one))
         return number, number * one
 
-    def _repeats(self, seconds: float) -> int:
-        if seconds >= 1.0:  # (a slow call: two repeats are enough to drop a disturbed one)
-            return 2
+    def _repeats(self, seconds: float, alone: bool = True) -> int:
+        if alone and seconds >= 1.0:  # (a slow call: two repeats drop a disturbed one; in
+            return 2  # turns, each library gets at least min_repeat, as the others do)
         return max(self.min_repeat, min(self.max_repeat, round(self.budget / seconds)))
 
     def best(self, fn: Callable[[], object]) -> float:
@@ -229,7 +229,7 @@ class Timer:
         drifts slows them all alike. Each fn gets the repeats ``best`` would give it, spread
         evenly over the rounds (a slow library's few repeats do not cut a fast one's)."""
         plans = {k: self._plan(fn) for k, fn in fns.items()}
-        reps = {k: self._repeats(seconds) for k, (_, seconds) in plans.items()}
+        reps = {k: self._repeats(seconds, alone=False) for k, (_, seconds) in plans.items()}
         rounds = max(reps.values(), default=0)
         best = dict.fromkeys(fns, math.inf)
         gc.collect()
