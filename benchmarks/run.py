@@ -16,15 +16,15 @@ a wrong result is flagged with "!".
 
 Times are best-of-N wall-clock (timeit style: warm-up calls, then N repeats of
 a calibrated number of loops), with short repeats: about 20 ms each, as many as
-fit in 1.5 s per library and row (at least 7, two for a call of a second or
-more). A shared machine can alternate between two speeds, each lasting from tens
-of milliseconds to seconds (this VM, measured: NumPy's chain step at 0.85 or at
-1.5-1.7 us); a repeat of 0.2 s averages over both, and its best depends on the
-mix, while short repeats find the fast state whenever the row meets it. The
-rows that compare libraries on one task (the chains, big JVP, MLP) time NumPy
-and every library in turns, each library's repeats spread over the row, so
-that each meets the machine in the same states. Memory runs in
-a fresh subprocess per library.
+fit in 1.5 s per library and row (at least 7; a call of a second or more timed
+alone gets two). A shared machine changes speed with its neighbours' load, for
+spells from tens of milliseconds to many minutes (this VM, measured: NumPy's
+chain step at 0.6, 0.85 or 1.3-1.7 us); a repeat of 0.2 s averages over the
+states it meets, and its best depends on the mix, while short repeats find the
+fastest state the row meets. The rows that compare libraries on one task (the
+chains, big JVP, MLP) time NumPy and every library in turns, each library's
+repeats spread over the row, so that each meets the machine in the same states.
+Memory runs in a fresh subprocess per library.
 Before the first row the script frees one 32 MB array (``--allocator fresh``
 skips this). On glibc that moves malloc's adaptive thresholds to where any
 process that has once freed an array of that size has them: arrays below 32 MB
