@@ -208,8 +208,10 @@ class Timer:
         return number, number * one
 
     def _repeats(self, seconds: float, alone: bool = True) -> int:
-        if alone and seconds >= 1.0:  # (a slow call: two repeats drop a disturbed one; in
-            return 2  # turns, each library gets at least min_repeat, as the others do)
+        # A slow call timed alone: two repeats drop a disturbed one. In turns, each library
+        # gets at least min_repeat, as the others do, or their ratio would rest on two.
+        if alone and seconds >= 1.0:
+            return 2
         return max(self.min_repeat, min(self.max_repeat, round(self.budget / seconds)))
 
     def best(self, fn: Callable[[], object]) -> float:
