@@ -207,7 +207,7 @@ class Timer:
         number = max(1, math.ceil(self.chunk / one))
         return number, number * one
 
-    def _repeats(self, seconds: float, alone: bool = True) -> int:
+    def _repeats(self, seconds: float, alone: bool) -> int:
         # A slow call timed alone: two repeats drop a disturbed one. In turns, each library
         # gets at least min_repeat, as the others do, or their ratio would rest on two.
         if alone and seconds >= 1.0:
@@ -216,22 +216,15 @@ class Timer:
 
     def best(self, fn: Callable[[], object]) -> float:
         """Best seconds per call of fn (fn has already been called once to check it)."""
-        number, seconds = self._plan(fn)
-        best = math.inf
-        gc.collect()
-        for _ in range(self._repeats(seconds)):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best = min(best, (time.perf_counter() - t0) / number)
-        return best
+        return self.best_interleaved({"": fn})[""]
 
     def best_interleaved(self, fns: dict[str, Callable[[], object]]) -> dict[str, float]:
         """Best seconds per call of each fn, timed in turns, so that a machine whose speed
-        drifts slows them all alike. Each fn gets the repeats ``best`` would give it, spread
-        evenly over the rounds (a slow library's few repeats do not cut a fast one's)."""
+        drifts slows them all alike. Each fn gets its own number of repeats (``_repeats``),
+        spread evenly over the rounds (a slow library's few repeats do not cut a fast one's)."""
         plans = {k: self._plan(fn) for k, fn in fns.items()}
-        reps = {k: self._repeats(seconds, alone=False) for k, (_, seconds) in plans.items()}
+        alone = len(fns) == 1
+        reps = {k: self._repeats(seconds, alone) for k, (_, seconds) in plans.items()}
         rounds = max(reps.values(), default=0)
         best = dict.fromkeys(fns, math.inf)
         gc.collect()
@@ -292,18 +285,7 @@ class Runner:
         make builds the inputs (not timed) and returns the zero-argument call to time.
         scale converts seconds per call to the row's unit.
         """
-        if make is None:
-            return Cell(text="-", reason="not applicable")
-        if not self.libs.has(impl):
-            return self.missing(impl)
-        try:
-            fn = make(self.libs.mods[impl])
-            out = fn()
-            bad = check(out) if check else None
-            t = self.timer.best(fn)
-        except Exception as e:
-            return Cell(text="n/a", reason=short_reason(e))
-        return Cell(value=t * scale, reason=bad, wrong=bad is not None)
+        return self.cells({impl: make}, check, scale)[impl]
 
     def missing(self, impl: str) -> Cell:
         if impl == "dualad":
@@ -313,11 +295,11 @@ class Runner:
     def cells(
         self,
         makers: dict[str, Callable[[SimpleNamespace], Callable[[], object]] | None],
-        check: Callable[[object], str | None],
+        check: Callable[[object], str | None] | None,
         scale: float = 1.0,
     ) -> dict[str, Cell]:
         """Cells of a row, every library timed in turns (``Timer.best_interleaved``), so
-        that each sees the machine in the same states; ``scale`` as in ``cell``."""
+        that each sees the machine in the same states; arguments as ``cell``'s."""
         cells: dict[str, Cell] = {}
         fns: dict[str, Callable[[], object]] = {}
         for impl, make in makers.items():
@@ -329,7 +311,8 @@ class Runner:
                 continue
             try:
                 fn = make(self.libs.mods[impl])
-                bad = check(fn())
+                out = fn()
+                bad = check(out) if check else None
             except Exception as e:
                 cells[impl] = Cell(text="n/a", reason=short_reason(e))
                 continue

@@ -124,12 +124,16 @@ def _save_output(o: Tensor, nr: int, plain: bool) -> SavedValue:
     array (no Tensor, so no cycle)."""
     if not plain or o._level or o._nb:
         return SavedValue(o, True, nr)
-    sv = _new(SavedValue)
-    sv.packed, sv.unpack, sv.nr = o._data, None, nr
     vc = o._vc
     if vc is None:
         vc = o._vc = [0]
-    sv.vc, sv.version = vc, vc[0]
+    return _bare_output(o._data, vc, vc[0], nr)
+
+
+def _bare_output(y: Any, vc: list[int], version: int, nr: int) -> SavedValue:
+    """The SavedValue of output ``nr`` kept as its bare array ``y`` (no hooks)."""
+    sv = _new(SavedValue)
+    sv.packed, sv.unpack, sv.nr, sv.vc, sv.version = y, None, nr, vc, version
     return sv
 
 
@@ -242,9 +246,7 @@ class Node:
         m: dict[Any, Any] = {i: t for i, t in enumerate(saved) if t is not None}
         y, vcs = self.lane[3], self.lane[4]
         if y is not None:  # (the output: saved at version 0, as its bare array)
-            sv = _new(SavedValue)
-            sv.packed, sv.unpack, sv.nr, sv.vc, sv.version = y, None, 0, vcs[-1], 0
-            m["out"] = [sv]
+            m["out"] = [_bare_output(y, vcs[-1], 0, 0)]
         self.saved = m
         return m
 
