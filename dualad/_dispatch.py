@@ -296,6 +296,12 @@ def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: boo
     out = _eval(prim, primals, params)
     if not nonzero:
         return out
+    if _state.grad and _state.tangent_grad and any(
+            p.__class__ is Tensor and p._rg for p in primals):
+        # A rule may read ``out`` (exp, tanh, divide, inv, ...): the tangent it builds is a
+        # function of the inputs through ``out``, so ``out`` must carry its own node before
+        # the rule reads it, or reverse-over-forward would see a constant there.
+        hooks["record"](prim, primals, out, params)
     if _state.tangent_grad or not _state.grad:
         t = prim.jvp(primals, tangents, out, **params)
     else:  # the primal is recorded (by apply), its tangent not
