@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _fastpaths
 from . import grad_mode as _gm
 from ._tensor import Tensor, _make
 
@@ -79,12 +80,19 @@ class Primitive:
     )
 
     _FLAGS = ("nondiff", "view", "multi", "boundary")
+    # the fast paths a primitive may carry, by their family (see ``_fastpaths``): one that
+    # is switched off is never set, so no call site needs to ask
+    _FAST = {"hot": "hot", "fast": "fast", "transposed": "transpose"}
+    _INLINE = _fastpaths.on("inline")
 
     def __setattr__(self, name: str, value: Any) -> None:
         # ``simple`` (none of the flags: the inlined plain path applies) follows the flags
+        family = Primitive._FAST.get(name)
+        if family is not None and not _fastpaths.on(family):
+            value = None
         object.__setattr__(self, name, value)
         if name in Primitive._FLAGS:
-            object.__setattr__(self, "simple", not any(
+            object.__setattr__(self, "simple", Primitive._INLINE and not any(
                 getattr(self, f, False) for f in Primitive._FLAGS))
 
     def __init__(

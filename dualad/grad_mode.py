@@ -11,6 +11,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from . import _fastpaths
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -40,12 +42,16 @@ def _set_inference(on: bool) -> None:
         state.inference = on
 
 
+_TANGENTS = _fastpaths.on("tangents")
+
+
 class untracked_tangents:
     """Internal: within the block, tangents of dual ops are not recorded (primals are)."""
 
     def __enter__(self) -> None:
         self.prev = state.tangent_grad
-        state.tangent_grad = False
+        if _TANGENTS:  # (switched off, tangents are recorded as anywhere else)
+            state.tangent_grad = False
 
     def __exit__(self, *exc: object) -> None:
         state.tangent_grad = self.prev

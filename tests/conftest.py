@@ -13,6 +13,11 @@ NumPy's global random state is seeded before every test, so tests that use
 
 At the end of a run the number of (function, dtype, mode) cases the op database
 checked is printed (see ``tests/opdb.py``).
+
+A test of a fast path itself (that it equals the general path, that it takes the
+case it is made for) is marked ``@pytest.mark.fastpath(family, ...)``; with those
+families switched off (``DUALAD_GENERAL_PATH``, see ``dualad/_fastpaths.py``) there
+is no fast path to test, and it is deselected. Every other test runs both ways.
 """
 
 from __future__ import annotations
@@ -40,6 +45,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from dualad import _fastpaths
+
+    if not _fastpaths.OFF:
+        return
+    keep, drop = [], []
+    for item in items:
+        m = item.get_closest_marker("fastpath")
+        (drop if m is not None and not all(map(_fastpaths.on, m.args)) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)

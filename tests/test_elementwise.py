@@ -52,6 +52,7 @@ def _operands(dtype):
 _TAKEN = ("dual", "dual column", "plain tensor", "0-d tensor", "requires grad")  # by hot
 
 
+@pytest.mark.fastpath("hot")
 @pytest.mark.parametrize(("name", "dtype"), _cases(["float64", "float32", "complex128"]))
 def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
     # Each formula primitive's hot path is generated from its formulas; for every operand
@@ -107,6 +108,7 @@ def _arrays(t):
     return (t._primal._data, t._tangent._data) if t._level else (t._data,)
 
 
+@pytest.mark.fastpath("hot")
 def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
     sin = E.PRIMS["sin"]
     calls = []
@@ -126,6 +128,7 @@ def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
     assert sin.hot(sin, (np.array([0.3]),)) is None  # not a Tensor: apply's general way
 
 
+@pytest.mark.fastpath("hot")
 def test_generated_hot_path_leaves_the_rest_to_the_general_way():
     mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
     x, t = np.array([0.3, 0.4]), np.array([1.0, 2.0])
@@ -203,6 +206,7 @@ _LINEAR1_CALLS = {  # every linear._linear1 primitive but the batch-axis boundar
 }
 
 
+@pytest.mark.fastpath("fast")
 @pytest.mark.parametrize("kind", ["flat", "batched", "make_dual", "requires grad"])
 def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkeypatch):
     # fast_linear1 applies the primitive to the primal and the tangent arrays: what the
@@ -242,6 +246,7 @@ def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkey
                 np.testing.assert_array_equal(g, v, err_msg=name)
 
 
+@pytest.mark.fastpath("fast")
 def test_a_view_of_a_flat_dual_shares_its_version_counter():
     with da.dual_level() as lv:
         d = E._flat(lv, np.arange(3.0), np.ones(3))
@@ -270,6 +275,7 @@ _T_CASES = {  # input values per arity: same shapes, broadcasting, mixed precisi
 }
 
 
+@pytest.mark.fastpath("transpose")
 @pytest.mark.parametrize(("name", "dtype"), _cases(["float64", "complex128"]))
 def test_generated_transpose_equals_the_general_one(name, dtype):
     prim = E.PRIMS[name]
@@ -300,6 +306,7 @@ def test_generated_transpose_equals_the_general_one(name, dtype):
     assert used  # the comparison ran
 
 
+@pytest.mark.fastpath("transpose")
 def test_generated_transpose_takes_the_hot_case_itself(monkeypatch):
     calls = []
     real = E.fast_vjp

@@ -76,6 +76,7 @@ def test_zero_tangent_is_symbolic():
         assert da.unpack_dual(y).tangent is None
 
 
+@pytest.mark.fastpath("fast")
 def test_flat_duals_from_the_fast_path_behave_as_full_ones():
     # the fast path builds one object per op; its parts appear on demand, once
     x = np.array([0.3, -1.2, 2.0])

@@ -1015,6 +1015,7 @@ def test_forward_jacobian_identity_seed_selects_exactly(chunk_size):
             assert np.isnan(A(got)).any()
 
 
+@pytest.mark.fastpath("seeds", "fast")
 def test_forward_jacobian_tangents_keep_the_seeds_column_major_layout(monkeypatch):
     # The forward Jacobian's seed is column-major, and its layout flows through the
     # tangents (selected columns, diagonals, elementwise products), so the columns come
@@ -1046,6 +1047,7 @@ def test_forward_jacobian_tangents_keep_the_seeds_column_major_layout(monkeypatc
     assert A(J).flags.c_contiguous
 
 
+@pytest.mark.fastpath("seeds", "fast")
 @pytest.mark.parametrize("chunk_size", [None, 3])
 def test_a_seed_times_a_vector_is_a_diagonal_that_matmul_scales_rows_by(chunk_size, monkeypatch):
     # The first elementwise op a whole identity seed meets makes diag(k); matmul's batch

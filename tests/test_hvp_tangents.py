@@ -136,6 +136,7 @@ def test_an_input_with_a_prehook_sums_whole_gradients():
     np.testing.assert_array_equal(hv.numpy(), want[0])
 
 
+@pytest.mark.fastpath("transpose", "engine", "tangents")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch):
     # sum's cotangent is one value broadcast; times a Python scalar it stays so
@@ -227,6 +228,7 @@ def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, mon
                     np.testing.assert_array_equal(g, w, err_msg=f"{kind} {head}")
 
 
+@pytest.mark.fastpath("hot")
 def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
     mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
     with da.enable_grad(), da.dual_level():
@@ -239,6 +241,7 @@ def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
         assert mul.hot(mul, (2.0, a)) is None
 
 
+@pytest.mark.fastpath("transpose", "engine", "tangents")
 def test_products_whose_primal_nothing_reads_leave_it_unwritten(monkeypatch):
     # Rosenbrock's two squares of x[:-1] send their cotangents only on to x (through a
     # slice and 1 - x), of which hvp wants the tangent: their products' primals are
@@ -293,6 +296,7 @@ def test_nodes_recorded_from_duals_keep_no_lane(n):
     np.testing.assert_allclose(F.hvp(f, x, v)[1].numpy(), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.fastpath("transpose", "engine", "tangents")
 def test_a_cotangent_of_ones_held_as_one_value_multiplies_as_the_identity(monkeypatch):
     # sum's seed (1 everywhere, every stride 0) times a fresh coefficient is that
     # coefficient: what the products give, bit for bit
@@ -318,6 +322,7 @@ def test_a_cotangent_of_ones_held_as_one_value_multiplies_as_the_identity(monkey
         np.testing.assert_array_equal(got, F.hvp(f, x, v)[1].numpy())
 
 
+@pytest.mark.fastpath("hot", "fast", "tangents")
 @pytest.mark.parametrize("name", ["exp", "tanh", "sqrt"])
 def test_a_flat_dual_whose_output_is_saved_stays_flat(name):
     # saving a flat dual output keeps an alias of its arrays: the output itself stays flat

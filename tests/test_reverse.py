@@ -712,6 +712,7 @@ def test_factories_in_inference_mode_make_inference_tensors():
         made[-1] * da.tensor([2.0])
 
 
+@pytest.mark.fastpath("hot", "fast")
 def test_recording_keeps_a_flat_dual_flat_and_its_primal_takes_the_node():
     # with tangents untracked (hvp's forward-over-reverse), a dual op on arrays gives a
     # flat dual (no primal Tensor); recording it sets the node on the dual alone, and the

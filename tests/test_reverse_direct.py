@@ -140,6 +140,7 @@ _PRODUCT_CASES = [(*p, t) for p in _PRODUCTS for t in ("plain", "batched", "seed
                   if t in ("plain", "batched") or len(p[0]) == 1]
 
 
+@pytest.mark.fastpath("fast")
 @pytest.mark.parametrize(("xs", "cs", "left", "tangent"), _PRODUCT_CASES)
 def test_matmul_of_a_dual_and_a_constant_is_the_general_rule(xs, cs, left, tangent,
                                                               monkeypatch):
@@ -260,6 +261,7 @@ _NEGATED_CASES = [(name, f, n) for name, f in _graphs() for n in (9, 1 << 15)
                   if n == 9 or name not in ("matmul", "reshape", "broadcast")]
 
 
+@pytest.mark.fastpath("transpose")
 @pytest.mark.parametrize(("name", "f", "n"), _NEGATED_CASES)
 def test_negated_cotangents_give_what_negated_copies_give(name, f, n, monkeypatch):
     from dualad import functional as Fn
@@ -332,6 +334,7 @@ def _in_place_cases():
             if not f or E.PRIMS[c.values[0]].nin > 1]
 
 
+@pytest.mark.fastpath("transpose")
 @pytest.mark.parametrize("mine", [False, True])
 @pytest.mark.parametrize("ct_dual", [False, True])
 @pytest.mark.parametrize("x_dual", [False, True])
@@ -352,6 +355,7 @@ def test_large_elementwise_transposes_in_place_equal_the_product(name, dtype, x_
 @pytest.mark.parametrize("ct_kind", ["plain", "batched"])
 @pytest.mark.parametrize("name", ["log", "square", "sin", "tanh", "multiply", "divide",
                                   "power", "hypot"])
+@pytest.mark.fastpath("fast")
 def test_products_with_batched_duals_are_multiplys_rule(name, ct_kind, monkeypatch):
     # forward-over-reverse with a batch of tangents (a Hessian by columns): the products
     # ct * conj(c_i) skip the operator and the hot path's decline; the values must be

@@ -66,6 +66,7 @@ def _grads(y, ins):
     return da.grad(y, ins, seed, allow_unused=True, retain_graph=True)
 
 
+@pytest.mark.fastpath("hot", "transpose")
 def test_the_lane_keeps_what_plain_arrays_gives():
     count = steps = 0
     for y, _ in _graphs():
@@ -98,6 +99,7 @@ def test_the_lane_keeps_what_plain_arrays_gives():
     assert count > 150 and steps > 50
 
 
+@pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("shape", [(3,), (1,), (), (1, 1)])
 def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
     # (one element: the steps run on NumPy scalars)
@@ -119,6 +121,7 @@ def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
     assert lanes > 150
 
 
+@pytest.mark.fastpath("hot", "transpose", "engine")
 def test_a_chain_through_the_lane_matches_the_general_path():
     ops = [dnp.sin, dnp.cos, dnp.tanh, lambda t: -t, dnp.exp, lambda t: t * 1.0001,
            lambda t: t + 0.5, lambda t: t * t]
@@ -144,6 +147,7 @@ def _chain(x, n=24):
     return y
 
 
+@pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("case", ["0-d", "float32", "seed float32", "seed int", "to float64"])
 def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
     # the steps (a node's one input, of its output's float aval): the cotangent's dtype is
@@ -206,6 +210,7 @@ def _assert_same(name, got, want, dtype, shape):
 _GRID = [0.0, -0.0, 0.3, -0.7, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 1e-310, 1e300]
 
 
+@pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_every_step_on_scalars_is_the_step_on_arrays_bit_for_bit(dtype):
     checked = 0
@@ -229,6 +234,7 @@ def test_a_step_on_scalars_is_the_step_on_arrays_at_random(name, which, x, s, ct
     _assert_same(name, got, want, dtype, shape)
 
 
+@pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("size", [2, 1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_step_that_declines_sends_its_node_the_general_way(dtype, size):
@@ -250,6 +256,7 @@ def test_a_step_that_declines_sends_its_node_the_general_way(dtype, size):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
+@pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("size", [2, 1])
 @pytest.mark.parametrize("which", ["input", "output"])
 def test_the_lane_checks_versions(which, size):
@@ -279,6 +286,7 @@ def test_a_value_changed_before_it_was_saved_takes_no_lane():
     np.testing.assert_array_equal(x.grad.numpy(), np.cos(h._data) * np.cos(x._data))
 
 
+@pytest.mark.fastpath("hot", "transpose")
 def test_the_lane_is_released_with_the_saved_values():
     x = da.tensor([0.3, 0.4], requires_grad=True)
     y = dnp.exp(dnp.sin(x))
@@ -399,6 +407,7 @@ def test_a_chain_hands_over_at_hooks_captures_and_changed_values(size):
         da.grad(made[-1], x, seed)
 
 
+@pytest.mark.fastpath("hot", "transpose", "engine")
 @pytest.mark.parametrize("shape", [(1,), (), (1, 1), (2,)])
 def test_lanes_that_meet_others_hand_their_cotangents_over_as_arrays(shape):
     # branches: a lane that ends while other nodes are pending sends its cotangent to

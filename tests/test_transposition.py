@@ -80,6 +80,7 @@ def _held(ts):
 @pytest.mark.parametrize(("name", "dtype", "first_only"), [
     pytest.param(*c.values, f, id=f"{c.id}{'-first' if f else ''}") for c in FORMULA_CASES
     for f in (False, True) if not f or E.PRIMS[c.values[0]].nin > 1])
+@pytest.mark.fastpath("transpose")
 def test_elementwise_transpose_in_place_equals_the_product(name, dtype, x_dual, ct_dual,
                                                            first_only, shape, mine,
                                                            monkeypatch):

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _fastpaths
 from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor
@@ -351,7 +352,8 @@ def identity_seed(n: int, dtype: Any, order: str = "C") -> Any:
     if e is None:
         e = np.eye(n, dtype=dtype, order=order)
         e.flags.writeable = False
-        _identities[id(e)] = e
+        if _SEEDS:  # (else matmul's batch rule multiplies by it, as by any matrix)
+            _identities[id(e)] = e
         if e.nbytes <= _SEED_CACHE_BYTES:
             _keep(_recent_seeds, key, e, 4)
     return e
@@ -367,6 +369,7 @@ def _keep(recent: collections.OrderedDict[Any, Any], key: Any, value: Any, n: in
             break
 
 
+_SEEDS = _fastpaths.on("seeds")
 _SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
 _recent_seeds: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
 

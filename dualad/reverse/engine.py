@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
+from .. import _fastpaths
 from .. import grad_mode as gm
 from .._backend import like as _like
 from .._tensor import Tensor, _make
@@ -166,6 +167,9 @@ def run(
     gradient is wanted (``grad_tangents``), so the cotangents reaching it are summed as
     that tangent alone, not as duals whose primal nothing reads; such an input captures
     its tangent, or ``NO_TANGENT`` when what reached it had none."""
+    if not _ENGINE:
+        return _run_general(outputs, cts, retain_graph=retain_graph, create_graph=create_graph,
+                            inputs=inputs, capture=capture, retain=retain)
     roots = [edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
     again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
@@ -294,6 +298,68 @@ def run(
             if key.__class__ is tuple and key[0] not in own and got[k] is not None:
                 t = unpack_dual(got[k], level=tangent).tangent
                 got[k] = NO_TANGENT if t is None else t
+    for k, first in again:
+        got[k] = got[first]
+    return got
+
+
+class _OwnsNothing(dict):  # type: ignore[type-arg]
+    """``own`` for the general loop: it keeps no sum of its own (so writes none in place)."""
+
+    def __setitem__(self, k: Any, v: Any) -> None:
+        pass
+
+
+_NO_OWN = _OwnsNothing()
+_ENGINE = _fastpaths.on("engine")
+_TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
+
+
+def _run_general(
+    outputs: tuple[Tensor, ...],
+    cts: list[Tensor],
+    *,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs: tuple[Tensor, ...] | None,
+    capture: bool,
+    retain: bool,
+) -> list[Any]:
+    """``run`` the general way (the fast paths switched off: ``_fastpaths``): every node
+    from the heap in decreasing ``seq``, by ``_run_node`` (its hooks, captures, leaves
+    and ``Node.vjp``), cotangents summed into new Tensors."""
+    captures: dict[Any, int] = {}
+    again: list[tuple[int, int]] = []
+    need = None
+    if inputs is not None:
+        for k, t in enumerate(inputs):
+            if not isinstance(t, Tensor) or not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            key = edge_of(t)
+            if key in captures:
+                again.append((k, captures[key]))
+                continue
+            captures[key] = k
+            captures[key[0]] = -1
+        need = _needed([edge_of(o) for o in outputs],
+                       {key for key in captures if key.__class__ is not tuple})
+    got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    buf: dict[Any, list[Any]] = {}
+    heap: list[Any] = []
+    for o, c in zip(outputs, cts, strict=True):
+        n, nr = edge_of(o)
+        _add_to(buf, heap, n, nr, c, _NO_OWN)
+    with gm.enable_grad() if create_graph else gm.no_grad():
+        while heap:
+            node = heapq.heappop(heap)[1]
+            grads = buf.pop(node)
+            needs = None if need is None else need.get(node)
+            if need is not None and needs is None:
+                continue  # (leads to no input that was asked for)
+            ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf,
+                            heap, _NO_OWN, retain)
+            if ran and not retain_graph and node.saved:
+                node.saved = node.lane = None
     for k, first in again:
         got[k] = got[first]
     return got
@@ -713,6 +779,14 @@ def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> lis
     None if the output does not depend on it, ``NO_TANGENT`` if its gradient has no
     tangent at ``level``, else that tangent (a Tensor)."""
     outs = (output,)
+    if not _TANGENT_MODE:  # the general way: the whole gradient, then its tangent
+        got = run(outs, _root_cts(outs, None, False), retain_graph=False, create_graph=False,
+                  inputs=inputs, capture=True, retain=False)
+        res: list[Any] = []
+        for g in got:
+            t = None if g is None else unpack_dual(g, level=level).tangent
+            res.append(None if g is None else NO_TANGENT if t is None else t)
+        return res
     return run(outs, _root_cts(outs, None, False), retain_graph=False, create_graph=False,
                inputs=inputs, capture=True, retain=False, tangent=level)
 

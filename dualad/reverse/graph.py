@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
+from .. import _fastpaths
 from .. import grad_mode as _gm
 from .._tensor import Tensor, _make
 from .linearize import fit_dtype, linearize, placeholder, transpose_program
@@ -350,7 +351,7 @@ class Node:
                 if arrays is not None:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
                                 self.out_avals[0][1])
-        elif self.prim is sliced and self.nbs is None:
+        elif self.prim is sliced and self.nbs is None and _DIRECT:
             r = scatter_t(cts[0], self.params["idx"], self.avals[0])
             if r is not None:  # the engine adds it into the input's cotangent
                 return [r]
@@ -370,7 +371,8 @@ class Node:
                     res[i] = _zeros_for(cts, self.avals[i])
             return res
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
-        if prim.transpose is not None and cts[0] is not None and self._linear_in(needs):
+        if _DIRECT and prim.transpose is not None and cts[0] is not None and \
+                self._linear_in(needs):
             # linear in the inputs asked for: its JVP there is the primitive itself, so the
             # program to transpose is the one equation prim(..., t_i, ...), and its
             # transpose is the primitive's rule on the cotangent (transpose_program's step)
@@ -388,6 +390,9 @@ class Node:
             if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
                 res[i] = _zeros_for(cts, self.avals[i])
         return res if self.nbs is None else _sum_batch_axes(self, cts, res)
+
+
+_DIRECT = _fastpaths.on("transpose")  # (else every node traces its rule: Node.vjp)
 
 
 def _computes(coefs: Any, needs: Any) -> bool:

@@ -1,0 +1,153 @@
+"""The fast paths against the general path: every op-database entry, every composition.
+
+A fast path is a second implementation of a rule (DESIGN §7). This file computes,
+for the first sample of every entry in double precision, the derivatives of every
+mode and composition of two modes, once here (fast paths on) and once in a
+subprocess with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s
+general path and the engine's general node VJP alone), and asks that they agree to a
+few units in the last place of the result's scale.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import opdb
+import pytest
+
+import dualad as da
+from dualad import _fastpaths
+
+DTYPES = ("float64", "complex128", "float32", "complex64")
+ULPS = 4  # (of the result's largest magnitude: the paths sum and multiply in other orders)
+
+
+def _duals(s: opdb.Sample, xs: list[da.Tensor], u: list[np.ndarray], batched: bool = False
+           ) -> tuple[da.Tensor, ...]:
+    args = list(s.args)
+    for i, x, d in zip(s.diff, xs, u, strict=True):
+        args[i] = da.make_dual(x, da.as_tensor(d), batched=batched)
+    return tuple(args)
+
+
+def _tangent(o: da.Tensor, lead: tuple[int, ...] = ()) -> np.ndarray:
+    t = da.unpack_dual(o).tangent
+    return np.zeros(lead + o.shape, o.dtype) if t is None else opdb.to_np(t)
+
+
+def _grad(outs: list[da.Tensor], ws: list[np.ndarray], xs: list[da.Tensor]) -> list[np.ndarray]:
+    pairs = [(o, w) for o, w in zip(outs, ws, strict=True) if o is not None and o.requires_grad]
+    if not pairs:
+        return [np.zeros(x.shape, x.dtype) for x in xs]
+    g = da.grad([o for o, _ in pairs], xs, grad_outputs=[da.as_tensor(w) for _, w in pairs],
+                allow_unused=True, materialize_grads=True)
+    return [opdb.to_np(gi) for gi in g]
+
+
+def compositions(op: opdb.OpInfo, dtype: str, s: opdb.Sample) -> dict[str, list[np.ndarray]]:
+    """Every mode and composition of two modes of ``op`` at sample ``s``, as arrays."""
+    rng = opdb.rng_for(op, dtype, s, "two ways")
+    x0 = [s.args[i] for i in s.diff]
+    u, u2, w = ([opdb.rand_like(rng, x) for x in x0] for _ in range(3))
+    v = opdb.cotangents(op, s, rng)
+    v2 = opdb.cotangents(op, s, rng)
+    U = [opdb.rand_like(rng, x, (opdb.B,)) for x in x0]
+    V = opdb.cotangents(op, s, rng, (opdb.B,))
+    res: dict[str, list[np.ndarray]] = {}
+    res["forward"] = opdb.jvp(op, s, u)[1]
+    res["forward batched"] = opdb.jvp(op, s, U, batched=True)[1]
+    res["reverse"] = opdb.vjp(op, s, v)[0]
+    res["reverse batched"] = opdb.vjp(op, s, V, batched=True)[0]
+    res["forward over reverse"] = opdb.grad_tangents(op, s, v, u)
+    grads, xs, _ = opdb.vjp(op, s, v, create_graph=True)
+    res["reverse over reverse"] = _grad(list(grads), w, xs)
+    xs, _ = opdb.leaves(s)
+    with da.dual_level():  # the tangents, recorded: then their gradient
+        outs = opdb.run(op, s, _duals(s, xs, u))
+        tans = [da.unpack_dual(o).tangent for o in outs]
+    res["reverse over forward"] = _grad(tans, v2, xs)
+    xs, _ = opdb.leaves(s, requires_grad=False)
+    with da.dual_level():
+        inner = _duals(s, xs, u)
+        with da.dual_level():
+            outs = opdb.run(op, s, _duals(s, [inner[i] for i in s.diff], u2))
+            firsts = [da.unpack_dual(o).tangent for o in outs]
+        res["forward over forward"] = [
+            np.zeros(o.shape, o.dtype) if t is None else _tangent(t)
+            for t, o in zip(firsts, outs, strict=True)]
+    return res
+
+
+def _cases() -> list[tuple[opdb.OpInfo, str, opdb.Sample]]:
+    return [(op, dtype, opdb.samples(op, dtype)[0]) for op in opdb.OPS
+            for dtype in DTYPES if dtype in op.dtypes]
+
+
+def _key(op: opdb.OpInfo, dtype: str) -> str:
+    return f"{op.name}|{dtype}"
+
+
+def main(path: str) -> None:
+    """Write every case's compositions to ``path`` (run with the fast paths off)."""
+    out: dict[str, np.ndarray] = {}
+    for op, dtype, s in _cases():
+        try:
+            res = compositions(op, dtype, s)
+        except Exception as e:  # (recorded, and compared as an outcome)
+            out[f"{_key(op, dtype)}|error"] = np.array(f"{type(e).__name__}: {e}")
+            continue
+        for mode, arrays in res.items():
+            for j, a in enumerate(arrays):
+                out[f"{_key(op, dtype)}|{mode}|{j}"] = np.asarray(a)
+    np.savez(path, **out)
+
+
+@pytest.fixture(scope="module")
+def general(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+    path = tmp_path_factory.mktemp("general") / "general.npz"
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, DUALAD_GENERAL_PATH="1", PYTHONPATH=os.pathsep.join(
+        [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]))
+    code = f"import sys; sys.path.insert(0, {here!r}); import test_general_path as t; " \
+           f"t.main({str(path)!r})"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=os.path.dirname(here))
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
+
+
+def _same(fast: np.ndarray, slow: np.ndarray, what: str) -> None:
+    assert fast.shape == slow.shape and fast.dtype == slow.dtype, (
+        f"{what}: {fast.shape} {fast.dtype} here, {slow.shape} {slow.dtype} on the general path")
+    nan = np.isnan(fast)
+    assert (nan == np.isnan(slow)).all(), f"{what}: NaN in other places"
+    f, g = fast[~nan], slow[~nan]
+    inf = np.isinf(g)
+    assert (f[inf] == g[inf]).all(), f"{what}: infinities differ"
+    f, g = f[~inf], g[~inf]
+    scale = float(np.max(np.abs(g), initial=np.finfo(g.dtype).tiny))
+    err = float(np.max(np.abs(f - g), initial=0.0))
+    assert err <= ULPS * np.finfo(g.dtype).eps * scale, (
+        f"{what}: the fast paths differ from the general path by {err:.3g} "
+        f"({err / (np.finfo(g.dtype).eps * scale):.1f} ulps of {scale:.3g})")
+
+
+@pytest.mark.fastpath(*_fastpaths.FAMILIES)  # (with them off there is nothing to compare)
+@pytest.mark.parametrize(("op", "dtype", "sample"), _cases(),
+                         ids=[f"{op.name}-{dt}" for op, dt, _ in _cases()])
+def test_fast_paths_equal_the_general_path(general, op, dtype, sample):
+    key = _key(op, dtype)
+    err = general.get(f"{key}|error")
+    try:
+        here = compositions(op, dtype, sample)
+    except Exception as e:
+        assert err is not None and str(err) == f"{type(e).__name__}: {e}", (
+            f"raises {type(e).__name__}: {e} here; on the general path: {err}")
+        return
+    assert err is None, f"the general path raised {err}"
+    for mode, arrays in here.items():
+        for j, a in enumerate(arrays):
+            _same(np.asarray(a), general[f"{key}|{mode}|{j}"], f"{mode}, output {j}")
+        opdb.record(op, dtype, f"general path: {mode}")
