@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                         continue
                     cell = best.setdefault(key, {}).setdefault(label, [float("inf")] * 2)
                     cell[0] = min(cell[0], d)
-                    if n:
+                    if n and not row["unit"].startswith("×"):  # (else d is the ratio)
                         cell[1] = min(cell[1], d / n)
     labels = [b[0] for b in builds]
     head = "| row | unit | " + " | ".join(f"{x} | {x} / NumPy" for x in labels) + " |"

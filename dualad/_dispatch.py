@@ -75,25 +75,19 @@ class Primitive:
 
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
-        "linear", "joint", "nondiff", "view", "multi", "fast", "boundary", "simple",
+        "linear", "joint", "nondiff", "view", "multi", "fast", "boundary",
         "transposed", "arity", "hot",
     )
 
-    _FLAGS = ("nondiff", "view", "multi", "boundary")
     # the fast paths a primitive may carry, by their family (see ``_fastpaths``): one that
     # is switched off is never set, so no call site needs to ask
     _FAST = {"hot": "hot", "fast": "fast", "transposed": "transpose"}
-    _INLINE = _fastpaths.on("inline")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        # ``simple`` (none of the flags: the inlined plain path applies) follows the flags
         family = Primitive._FAST.get(name)
         if family is not None and not _fastpaths.on(family):
             value = None
         object.__setattr__(self, name, value)
-        if name in Primitive._FLAGS:
-            object.__setattr__(self, "simple", Primitive._INLINE and not any(
-                getattr(self, f, False) for f in Primitive._FLAGS))
 
     def __init__(
         self,
@@ -169,35 +163,6 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 rg = True
             if a._nb:
                 nb = 1
-    if not top and not nb and prim.simple:
-        # the plain path, inlined: no levels, no batch axes, one array out
-        n = len(args)
-        if params:
-            out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
-        elif n == 1:  # no ** on the common calls: ufuncs take plain calls faster
-            a = args[0]
-            out = prim.impl(a._data if a.__class__ is Tensor else a)
-        elif n == 2:
-            a, b = args
-            out = prim.impl(a._data if a.__class__ is Tensor else a,
-                            b._data if b.__class__ is Tensor else b)
-        else:
-            out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
-        if out.__class__ is not _ndarray and isinstance(out, _generic):
-            out = np.asarray(out)
-        t = _new(Tensor)  # _make, inlined: this is the hottest line of the library
-        t._data = out
-        t._level = 0
-        t._nb = 0
-        t._rg = False
-        t._node = None
-        t._vc = None
-        t._meta = None
-        if rg and _state.grad:
-            hooks["record"](prim, args, t, params)
-        elif _inference[0] and _state.inference:
-            _mark_inference(t)
-        return t
     if top and top < LIN and prim.fast is not None and (
             not rg or not _state.grad or not _state.tangent_grad):
         # the forward fast path: a dual level, and no tangent to record
@@ -245,9 +210,6 @@ def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
 
 def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any) -> Any:
     if raw is None:
-        if not nb and prim.simple:
-            return _wrap(prim.impl(*[a._data if a.__class__ is Tensor else a for a in args],
-                                   **params), 0)
         arrays = [a._data if a.__class__ is Tensor else a for a in args]
     else:  # nondiff: args already stripped to arrays, ``raw`` keeps the Tensors for nb
         arrays, args = args, raw

@@ -14,8 +14,6 @@ of family names turns off those alone (to measure what each buys)::
 
 The families (``FAMILIES``):
 
-``inline``
-    ``apply``'s inlined plain evaluation (the same as ``_plain``).
 ``hot``
     the functions generated from the formula table that do ``apply``'s work in one
     frame (``prim.hot``, the operators and calls made from it) and their straight-line
@@ -44,7 +42,7 @@ from __future__ import annotations
 
 import os
 
-FAMILIES = ("inline", "hot", "fast", "transpose", "engine", "tangents", "seeds")
+FAMILIES = ("hot", "fast", "transpose", "engine", "tangents", "seeds")
 
 
 def _parse(value: str) -> frozenset[str]:

@@ -1,11 +1,12 @@
 """The fast paths against the general path: every op-database entry, every composition.
 
 A fast path is a second implementation of a rule (DESIGN §7). This file computes,
-for the first sample of every entry in double precision, the derivatives of every
-mode and composition of two modes, once here (fast paths on) and once in a
-subprocess with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s
-general path and the engine's general node VJP alone), and asks that they agree to a
-few units in the last place of the result's scale.
+for the first sample of every entry in every dtype, the derivatives of every mode
+and composition of two modes, once here (fast paths on) and once in a subprocess
+with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s general path
+and the engine's general node VJP alone) — and once with each family of fast paths
+alone switched off — and asks that they agree to a few units in the last place of
+the result's scale.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ import opdb
 import pytest
 
 import dualad as da
+import dualad.functional as F
+import dualad.numpy as dnp
 from dualad import _fastpaths
 
-DTYPES = ("float64", "complex128", "float32", "complex64")
+DTYPES = opdb.ALL
 ULPS = 4  # (of the result's largest magnitude: the paths sum and multiply in other orders)
 
 
@@ -78,6 +81,34 @@ def compositions(op: opdb.OpInfo, dtype: str, s: opdb.Sample) -> dict[str, list[
         res["forward over forward"] = [
             np.zeros(o.shape, o.dtype) if t is None else _tangent(t)
             for t, o in zip(firsts, outs, strict=True)]
+    res.update(_functional(op, s, u, v))
+    return res
+
+
+def _functional(op: opdb.OpInfo, s: opdb.Sample, u: list[np.ndarray], v: list[np.ndarray]
+                ) -> dict[str, list[np.ndarray]]:
+    """hvp of Re<v, f(x)> (forward over reverse, its primals recorded and its tangents
+    not), and the vectorized Jacobians of the first output (identity seeds)."""
+
+    def call(*xs: da.Tensor) -> list[da.Tensor]:
+        args = list(s.args)
+        for i, x in zip(s.diff, xs, strict=True):
+            args[i] = x
+        return opdb.run(op, s, tuple(args))
+
+    def loss(*xs: da.Tensor) -> da.Tensor:
+        tot = da.tensor(0.0)
+        for o, w in zip(call(*xs), v, strict=True):
+            tot = tot + dnp.sum(dnp.real(o * np.conj(w)))
+        return tot
+
+    xs = tuple(da.as_tensor(s.args[i]) for i in s.diff)
+    us = tuple(da.as_tensor(d) for d in u)
+    res = {"hvp": [opdb.to_np(h) for h in F.hvp(loss, xs, us)[1]]}
+    first = lambda *a: call(*a)[0]  # noqa: E731
+    for strategy in ("forward-mode", "reverse-mode"):
+        J = F.jacobian(first, xs, vectorize=True, strategy=strategy)
+        res[f"jacobian {strategy}"] = [opdb.to_np(j) for j in J]
     return res
 
 
@@ -105,11 +136,16 @@ def main(path: str) -> None:
     np.savez(path, **out)
 
 
-@pytest.fixture(scope="module")
-def general(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+# every fast path off, and each family alone off (the others must not lean on it)
+SWITCHES = ("1",) + _fastpaths.FAMILIES
+
+
+@pytest.fixture(scope="module", params=SWITCHES, ids=[f"off={s}" for s in SWITCHES])
+def general(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+            ) -> dict[str, np.ndarray]:
     path = tmp_path_factory.mktemp("general") / "general.npz"
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, DUALAD_GENERAL_PATH="1", PYTHONPATH=os.pathsep.join(
+    env = dict(os.environ, DUALAD_GENERAL_PATH=request.param, PYTHONPATH=os.pathsep.join(
         [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]))
     code = f"import sys; sys.path.insert(0, {here!r}); import test_general_path as t; " \
            f"t.main({str(path)!r})"
@@ -150,4 +186,4 @@ def test_fast_paths_equal_the_general_path(general, op, dtype, sample):
     for mode, arrays in here.items():
         for j, a in enumerate(arrays):
             _same(np.asarray(a), general[f"{key}|{mode}|{j}"], f"{mode}, output {j}")
-        opdb.record(op, dtype, f"general path: {mode}")
+        opdb.record(op, dtype, f"fast = general path: {mode}")

@@ -103,7 +103,8 @@ def _times(ct: Tensor, k: Any) -> Any:
     (or whose primal is kept as a Tensor) is multiply's array rule, called directly: what
     ``apply`` runs for it, without the operator's way there and the hot function's
     decline (a flat dual's product is the hot function's, the cheaper way)."""
-    if not D._state.grad and not D._inference[0] and (_unflat(ct) or _unflat(k)):
+    if _MUL.fast is not None and not D._state.grad and not D._inference[0] and (
+            _unflat(ct) or _unflat(k)):
         lk = k._level if k.__class__ is Tensor else 0
         L = ct._level if ct._level > lk else lk
         if L in D.live:
