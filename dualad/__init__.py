@@ -17,6 +17,7 @@ from . import (
     _tensor_autograd,  # noqa: F401
     forward_ad,
     functional,  # noqa: E402  (builds on both modes)
+    graph,
     numpy,
     reverse,  # noqa: F401  (installs recording and linearization)
 )
@@ -59,7 +60,7 @@ from .ops.functions import (
 from .reverse import backward, grad
 
 __all__ = [
-    "Tensor", "__version__", "forward_ad", "numpy", "reverse",
+    "Tensor", "__version__", "forward_ad", "numpy", "reverse", "graph",
     "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",

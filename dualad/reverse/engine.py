@@ -38,7 +38,7 @@ from .transpose import Scatter
 def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or x.__class__ is EDGE:
         return (x,)
     return tuple(x)
 
@@ -146,6 +146,21 @@ def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
     return True
 
 
+def _check_input(t: Any, k: int) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"inputs[{k}] is a {type(t).__name__}; differentiate with respect to "
+                        "Tensors (or GradientEdges from dualad.graph.get_gradient_edge)")
+    if not t._rg:
+        raise RuntimeError(
+            f"One of the differentiated Tensors does not require grad: inputs[{k}] (shape "
+            f"{t.shape}) has requires_grad=False. Make it require grad before computing the "
+            "outputs from it (x.requires_grad_() on a leaf, or "
+            "dualad.tensor(..., requires_grad=True))"
+        )
+
+
+EDGE: Any = None  # dualad.graph.GradientEdge (set by .hooks)
+on_start: list[Any] = []  # what each backward pass tells where it starts (.hooks)
 _by_seq = operator.attrgetter("seq")
 _ndarray = np.ndarray
 
@@ -172,9 +187,11 @@ def run(
     need: dict[Any, list[bool]] | None = None
     if inputs is not None:
         for k, t in enumerate(inputs):
-            if not isinstance(t, Tensor) or not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, nr = edge_of(t)
+            if t.__class__ is EDGE:  # a GradientEdge (dualad.graph)
+                node, nr = t
+            else:
+                _check_input(t, k)
+                node, nr = edge_of(t)
             if (node, nr) in captures:
                 again.append((k, captures[node, nr]))
                 continue
@@ -184,6 +201,9 @@ def run(
         if not all((lf := n.leaf) is not None and lf in targets for n, _ in roots):
             need = _needed(roots, targets)  # (else each root leads to one leaf, asked for)
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    if on_start:  # (multi-grad hooks: which of their tensors this pass reaches)
+        for f in list(on_start):
+            f.start(roots, need)
 
     # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse
     # topological order: when a node is popped, every cotangent for it has arrived.
@@ -764,6 +784,10 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
+                if t.__class__ is EDGE:  # (a GradientEdge: the aval of that output)
+                    n, nr = t
+                    t = n.variable if n.__class__ is AccumulateGrad else \
+                        _make(np.empty(*n.out_avals[nr]))
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
                 g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
         elif is_grads_batched:

@@ -73,7 +73,7 @@ class SavedValue:
     instead (an in-place change makes its version nonzero).
     """
 
-    __slots__ = ("packed", "version", "vc", "unpack", "nr")
+    __slots__ = ("packed", "version", "vc", "unpack", "nr", "edge")
 
     def __init__(self, t: Tensor, is_output: bool = False, nr: int = 0) -> None:
         self.nr = nr if is_output else -1
@@ -81,24 +81,43 @@ class SavedValue:
         self.version = self.vc[0]
         v = _alias(t) if is_output else t
         if _hooks_on():
-            if saved_hooks.disabled is not None:
-                raise RuntimeError(saved_hooks.disabled)
             pack, self.unpack = saved_hooks.stack[-1]
             self.packed = pack(v)
+            if pack is copy_saved:  # (allow_mutation_on_saved_tensors: a change of t is not
+                self.vc = [self.version]  # a change of the copy)
+            # what unpack gives is a new Tensor: it takes the input's place in the graph, so
+            # that a graph recorded from it (create_graph) reaches the input
+            self.edge = edge_of(t) if not is_output and t._rg else None
         else:
             self.packed, self.unpack = v, None
 
     def get(self, node: Node, what: str) -> Tensor:
         if self.vc[0] != self.version:
             raise _modified(node, what, self.vc[0], self.version)
-        v = self.packed if self.unpack is None else self.unpack(self.packed)
-        if not isinstance(v, Tensor):
-            v = _make(np.asarray(v))
-            if self.unpack is None:  # a plain output saved as its bare array
+        if self.unpack is None:
+            v = self.packed
+            if v.__class__ is not Tensor:  # a plain output saved as its bare array
+                v = _make(np.asarray(v))
                 v._vc = self.vc
+        else:
+            v = self.unpack(self.packed)
+            if not isinstance(v, Tensor):
+                v = _make(np.asarray(v))
+            if self.edge is not None:
+                v = _as_input(v, *self.edge)
         if self.nr >= 0:
             v = _reattach(v, node, self.nr)
         return v
+
+
+def copy_saved(t: Tensor) -> Tensor:
+    """The pack hook of ``allow_mutation_on_saved_tensors``: a copy of the value saved, which
+    in-place changes of ``t`` do not reach (its tangents copied too)."""
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, copy_saved(t._primal), copy_saved(t._tangent))
+    u = _make(t._data.copy())
+    u._nb = t._nb
+    return u
 
 
 def _saved(s: Any, node: Node, what: str) -> Tensor:
@@ -156,6 +175,19 @@ def _alias(t: Tensor) -> Tensor:
     u = _make(t._data)
     u._nb = t._nb
     u._vc = t._vc
+    return u
+
+
+def _as_input(t: Tensor, node: Any, nr: int) -> Tensor:
+    """``t`` in the place of a saved input whose gradient flows to ``(node, nr)``: a leaf's
+    (``AccumulateGrad``) by sharing its autograd state, another by ``_reattach``."""
+    if node.__class__ is not AccumulateGrad:
+        return _reattach(t, node, nr)
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, _as_input(t._primal, node, nr), t._tangent)
+    u = _make(t._data)
+    u._nb, u._vc = t._nb, t._vc
+    u._rg, u._meta = True, node.variable._meta_()
     return u
 
 
