@@ -24,6 +24,12 @@ from . import (
 from . import ops as _ops  # noqa: F401  (operators and methods)
 from ._tensor import Tensor
 from ._version import __version__
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .forward_ad import (
     UnpackedDualTensor,
     dual_level,
@@ -66,5 +72,6 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
     "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
     "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
-    "once_differentiable", "functional", "GradcheckError", "gradcheck", "gradgradcheck",
+    "once_differentiable", "functional", "detect_anomaly", "set_detect_anomaly",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "GradcheckError", "gradcheck", "gradgradcheck",
 ]

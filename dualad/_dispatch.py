@@ -51,6 +51,7 @@ _new = object.__new__
 
 # Installed by dualad.reverse at import (the core does not import reverse).
 hooks: dict[str, Callable[..., Any]] = {}
+every: list[Primitive] = []  # every primitive made (what anomaly mode and the profiler swap)
 
 
 class Primitive:
@@ -120,6 +121,7 @@ class Primitive:
         self.boundary = False  # changes the number of batch axes: always use ``batch``
         self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
         self.hot: Callable[..., Any] | None = None  # ``hot(prim, args)``: see apply
+        every.append(self)
 
     def bad_call(self, args: Any, params: dict[str, Any]) -> None:
         """Raise for a call that breaks ``arity``: the wrong number of arrays, or keywords."""

@@ -26,6 +26,17 @@ class _State(threading.local):
 
 state = _State()
 
+
+class _Anomaly(threading.local):
+    def __init__(self) -> None:
+        self.on = False
+        self.check_nan = True
+
+
+anomaly = _Anomaly()  # anomaly detection (dualad.anomaly_mode), thread-local
+# How many threads have anomaly detection on: while none has, nothing reads ``anomaly``.
+anomaly_threads = [0]
+
 # How many threads are in inference mode right now. Reading a thread-local costs more than
 # the plain op it guards, so the dispatcher reads ``state.inference`` only when this is
 # nonzero; it changes only in ``inference_mode``, under the lock.

@@ -226,6 +226,12 @@ def run(
     pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     node = None
+    if (gm.anomaly_threads[0] or profiling[0] is not None) and not tangent:
+        anomaly = gm.anomaly.on
+        if anomaly or profiling[0] is not None:  # every node the general way, watched
+            with mode:
+                _watched(buf, heap, need, captures, got, capture, create_graph, retain_graph,
+                         retain, anomaly and gm.anomaly.check_nan, anomaly)
     with mode:
         while node is not None or heap:
             if node is None:
@@ -317,6 +323,64 @@ def run(
     for k, first in again:
         got[k] = got[first]
     return got
+
+
+def _watched(buf: Any, heap: Any, need: Any, captures: Any, got: Any, capture: bool,
+             create_graph: bool, retain_graph: bool, retain: bool, nan: bool,
+             anomaly: bool) -> None:
+    """``run``'s loop for anomaly mode and the profiler: every node by ``_run_node``, its
+    results checked for NaN (``nan``), an error shown with the traceback of the forward
+    call that made the node (``anomaly``), each node an event of the profiler."""
+    own: dict[Any, Any] = {}
+    prof = profiling[0]
+    while heap:
+        node = heapq.heappop(heap)[1]
+        grads = buf.pop(node)
+        needs = None
+        if need is not None:
+            needs = need.get(node)
+            if needs is None:
+                continue
+        ev = prof.begin(node.name(), grads) if prof is not None else None
+        try:
+            ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
+                            own, retain, nan)
+        except Exception:
+            if anomaly:
+                _show_forward_trace(node)
+            raise
+        finally:
+            if ev is not None:
+                prof.end(ev)
+        if ran and not retain_graph and node.saved:
+            node.saved = node.lane = None
+
+
+def _show_forward_trace(node: Any) -> None:
+    meta = node.metadata if node.__class__ is AccumulateGrad or node.hooked else {}
+    tb = meta.get("traceback_")
+    if tb is None:
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information "
+                      "available. Enable detect anomaly during forward pass for more "
+                      "information.", stacklevel=4)
+    else:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{tb}", stacklevel=4)
+
+
+def _check_nan(node: Any, res: list[Any]) -> None:
+    for i, r in enumerate(res):
+        if r is None:
+            continue
+        r = r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
+        (r,) = tensors([r])
+        a = D.innermost(r)._data
+        if a.dtype.kind in "fc" and bool(np.isnan(a).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
+
+
+profiling: list[Any] = [None]  # the active profiler (dualad.profiler), if any
 
 
 def _bare(c: Any, create_graph: bool) -> Any:
@@ -595,7 +659,7 @@ def _add_into(acc: Any, c: Any) -> bool:
 
 def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
-              own: dict[Any, Any], retain: bool) -> bool:
+              own: dict[Any, Any], retain: bool, nan: bool = False) -> bool:
     """The general way through one node (hooks, captures, leaves); whether its rule ran
     (a captured input that leads to no other one asked for stops there, as in torch,
     keeping what its node saved)."""
@@ -635,6 +699,8 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     if True not in needs:
         return False
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
+    if nan:  # (anomaly mode)
+        _check_nan(node, res)
     if hooked and node.hooks:  # hooks see Tensors, and may keep them
         res = [r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
                for r in res]

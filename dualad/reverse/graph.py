@@ -10,7 +10,9 @@ caught; saved-tensor hooks pack and unpack it.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -36,9 +38,10 @@ class _Hooks(threading.local):
 
 
 saved_hooks = _Hooks()
-# How many threads have saved-tensor hooks pushed (whatever pushes onto ``saved_hooks.stack``
-# counts here). Reading a thread-local costs more than the rest of saving a value, so
-# recording reads ``saved_hooks`` only while this is nonzero.
+# How many saved-tensor hook pairs are pushed, in all threads, plus the threads in anomaly
+# mode. Reading a thread-local costs more than the rest of saving a value, so recording
+# reads ``saved_hooks`` (and the hot recorders leave their straight line for ``record``, or
+# ``record_traced`` in anomaly mode) only while this is nonzero.
 hooks_live = [0]
 
 
@@ -243,6 +246,8 @@ class Node:
         return self._table("_metadata")
 
     def name(self) -> str:
+        if self.custom is not None:  # a custom Function: its class's name, as written
+            return self.prim.name + "Backward"
         return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:
@@ -549,7 +554,31 @@ def new_node(prim: Any, params: dict[str, Any]) -> Node:
     path's recorders fill in the same fields inline)."""
     node = Node()
     _init_node(node, prim, params)
+    if hooks_live[0] and _gm.anomaly_threads[0] and _gm.anomaly.on:
+        node.metadata["traceback_"] = forward_trace()
     return node
+
+
+def record_traced(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
+    """``record``, and the node keeps the traceback of this forward call (anomaly mode:
+    ``D.hooks["record"]`` while some thread has it on)."""
+    record(prim, args, out, params)
+    if _gm.anomaly.on:
+        node = (out[0] if prim.multi else out)._node
+        if node is not None:
+            node.metadata["traceback_"] = forward_trace()
+
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package
+
+
+def forward_trace() -> str:
+    """The Python stack of the current forward call, up to the user's call into dualad."""
+    frames = traceback.extract_stack()[:-1]
+    while frames and (frames[-1].filename.startswith(_HERE)
+                      or frames[-1].filename.startswith("<dualad")):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
 
 
 def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
@@ -774,8 +803,8 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
 
     def record_unary(prim: Any, args: Any, out: Tensor) -> None:
         (a,) = args
-        if saves and hooks_live[0] and saved_hooks.stack:
-            return record(prim, args, out, {})
+        if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
+            return D.hooks["record"](prim, args, out, {})
         if a._meta is not None:
             _savable(a)
         d = a._data
@@ -858,8 +887,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-    if hooks_live[0] and saved_hooks.stack:
-        return record(prim, args, out, {})
+    if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
+        return D.hooks["record"](prim, args, out, {})
     if not (ta and tb):
         if ta and b.__class__ in _SCALARS:
             return _record_one(prim, a, 0, b, out)
@@ -1096,4 +1125,6 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
+D.hooks["record_plain"] = record  # (what anomaly mode puts back)
+D.hooks["record_traced"] = record_traced
 D.hooks["recorder"] = recorder
