@@ -23,6 +23,7 @@ from . import (
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
 from ._tensor import Tensor
+from ._variable import Variable
 from ._version import __version__
 from .anomaly_mode import (
     detect_anomaly,
@@ -66,7 +67,7 @@ from .ops.functions import (
 from .reverse import backward, grad
 
 __all__ = [
-    "Tensor", "__version__", "forward_ad", "numpy", "reverse", "graph",
+    "Tensor", "Variable", "__version__", "forward_ad", "numpy", "reverse", "graph",
     "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",

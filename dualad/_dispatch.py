@@ -173,8 +173,11 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
             out = prim.impl(a._data if a.__class__ is Tensor else a)
         elif n == 2:
             a, b = args
-            out = prim.impl(a._data if a.__class__ is Tensor else a,
-                            b._data if b.__class__ is Tensor else b)
+            try:  # (free until raised)
+                out = prim.impl(a._data if a.__class__ is Tensor else a,
+                                b._data if b.__class__ is Tensor else b)
+            except ValueError as e:
+                raise mismatch(prim, *args, e) from None
         else:
             out = prim.impl(*[a._data if a.__class__ is Tensor else a for a in args], **params)
         if out.__class__ is not _ndarray and isinstance(out, _generic):
@@ -240,8 +243,11 @@ def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
 def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any) -> Any:
     if raw is None:
         if not nb and prim.simple:
-            return _wrap(prim.impl(*[a._data if a.__class__ is Tensor else a for a in args],
-                                   **params), 0)
+            arrays = [a._data if a.__class__ is Tensor else a for a in args]
+            try:
+                return _wrap(prim.impl(*arrays, **params), 0)
+            except ValueError as e:
+                raise mismatch(prim, *arrays, e) if len(arrays) == 2 else e from None
         arrays = [a._data if a.__class__ is Tensor else a for a in args]
     else:  # nondiff: args already stripped to arrays, ``raw`` keeps the Tensors for nb
         arrays, args = args, raw
@@ -255,7 +261,10 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         nbs = [a._nb if a.__class__ is Tensor else 0 for a in args]
         out, onb = prim.batch(arrays, nbs, **params)
     else:
-        out = prim.impl(*arrays, **params)
+        try:
+            out = prim.impl(*arrays, **params)
+        except ValueError as e:
+            raise mismatch(prim, *arrays, e) if len(arrays) == 2 else e from None
         onb = 0
     if prim.multi:
         return tuple(_wrap(o, onb) for o in out)
@@ -263,6 +272,18 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     if prim.view and args[0].__class__ is Tensor:
         t._vc = args[0]._version_counter()
     return t
+
+
+def mismatch(prim: Primitive, a: Any, b: Any, e: ValueError) -> ValueError:
+    """NumPy's broadcasting error of a binary operation, saying which one and the shapes."""
+    if "broadcast" not in str(e):
+        return e
+    sa, sb = np.shape(a), np.shape(b)
+    return ValueError(
+        f"{prim.name}: operands could not be broadcast together: shapes {sa} and {sb} "
+        "(broadcasting aligns trailing axes; each pair of sizes must be equal or one of them "
+        "1). Reshape one operand, e.g. x[:, None], or check which arrays you combine."
+    )
 
 
 def _wrap(out: Any, nb: int) -> Tensor:

@@ -11,6 +11,7 @@ Custom Functions support one dual level at a time.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,31 @@ class _FunctionMeta(type):
     def __init__(cls, name: str, bases: Any, ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
         cls._prim = D.Primitive(name, _never)  # type: ignore[attr-defined]
+        f = ns.get("forward")
+        if bases and isinstance(f, staticmethod) and not cls._has("setup_context"):
+            cls.forward = staticmethod(_forward_of(cls, f.__func__))  # type: ignore[assignment]
+
+
+def _forward_of(cls: Any, f: Any) -> Any:
+    """The user's ``forward(ctx, ...)``, saying to call ``apply`` when it is called directly
+    (Python's own error would be a missing positional argument)."""
+
+    sig = inspect.signature(f)
+
+    @functools.wraps(f)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        if not (args and isinstance(args[0], FunctionCtx)):
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError:
+                raise TypeError(
+                    f"{cls.__name__}.forward was called directly; call "
+                    f"{cls.__name__}.apply(...) instead, which makes the ctx and records the "
+                    "operation for backward"
+                ) from None
+        return f(*args, **kwargs)
+
+    return forward
 
 
 def _never(*a: Any, **k: Any) -> Any:
@@ -112,6 +138,13 @@ class Function(metaclass=_FunctionMeta):
         )
 
     vjp = backward
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated and not "
+            f"supported; define forward/backward as @staticmethods and call "
+            f"{type(self).__name__}.apply(...)"
+        )
 
     @staticmethod
     def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:

@@ -1,0 +1,201 @@
+"""torch.autograd parity: Variable, clear errors, grad-mode decorators, Function behaviours."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+
+import numpy as np
+import pytest
+
+import dualad as da
+import dualad.numpy as dnp
+
+# -- Variable -----------------------------------------------------------------------------
+
+
+def test_variable_is_a_deprecated_tensor() -> None:
+    x = da.tensor([1.0, 2.0])
+    with pytest.warns(DeprecationWarning, match="Variable is deprecated"):
+        v = da.Variable(x, requires_grad=True)
+    assert isinstance(v, da.Tensor) and isinstance(v, da.Variable)
+    assert v.requires_grad and v.is_leaf and not x.requires_grad
+    (v * v).sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), [2.0, 4.0])
+    with pytest.warns(DeprecationWarning):
+        w = da.Variable(np.ones(3))
+    assert isinstance(w, da.Tensor) and not w.requires_grad
+
+
+# -- clear errors ---------------------------------------------------------------------------
+
+
+def test_grad_of_an_input_that_does_not_require_grad_names_it() -> None:
+    x = da.ones(3, requires_grad=True)
+    w = da.ones((2, 2))
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match=r"inputs\[1\] \(shape \(2, 2\)\) has "
+                                           r"requires_grad=False.*requires_grad_\(\)"):
+        da.grad(y, [x, w])
+    with pytest.raises(TypeError, match=r"inputs\[0\] is a list"):
+        da.grad(y, [[1.0]])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (da.ones(3), da.ones(4)),
+    lambda: (da.ones(3, requires_grad=True), da.ones((2, 4))),
+])
+@pytest.mark.parametrize("op, name", [
+    (lambda a, b: a + b, "add"), (lambda a, b: a * b, "multiply"),
+    (lambda a, b: dnp.maximum(a, b), "maximum"), (lambda a, b: dnp.arctan2(a, b), "arctan2"),
+    (lambda a, b: b - a, "subtract"),
+])
+def test_broadcast_mismatch_names_the_operation_and_shapes(make, op, name) -> None:
+    a, b = make()
+    with pytest.raises(ValueError, match=rf"^{name}: operands could not be broadcast together: "
+                                         r"shapes \("):
+        op(a, b)
+    with da.dual_level():
+        d = da.make_dual(a.detach(), da.ones(a.shape))
+        with pytest.raises(ValueError, match=rf"^{name}: .*shapes"):
+            op(d, b)
+
+
+class _Cube(da.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x ** 2
+
+
+def test_calling_forward_directly_says_to_use_apply() -> None:
+    x = da.tensor(2.0, requires_grad=True)
+    with pytest.raises(TypeError, match=r"_Cube.forward was called directly; call "
+                                        r"_Cube.apply\(\.\.\.\) instead"):
+        _Cube.forward(x)
+    _Cube.apply(x).backward()
+    assert float(x.grad) == 12.0
+
+
+def test_legacy_instance_call_raises() -> None:
+    with pytest.raises(RuntimeError, match="Legacy autograd function"):
+        _Cube()(da.tensor(2.0, requires_grad=True))
+
+
+# -- grad modes as decorators -----------------------------------------------------------------
+
+_X = da.ones(2, requires_grad=True)
+
+
+def test_modes_decorate_with_and_without_parentheses() -> None:
+    @da.no_grad
+    def a():
+        return (_X * 2).requires_grad
+
+    @da.no_grad()
+    def b():
+        return (_X * 2).requires_grad
+
+    @da.enable_grad
+    def c():
+        return (_X * 2).requires_grad
+
+    @da.inference_mode
+    def d():
+        return (_X * 2).is_inference()
+
+    @da.inference_mode(False)
+    def e():
+        return (_X * 2).is_inference()
+
+    assert (a(), b(), d(), e()) == (False, False, True, False)
+    with da.no_grad():
+        assert c()
+    assert a.__name__ == "a"
+
+
+def test_set_grad_enabled_as_a_decorator_restores_the_mode() -> None:
+    assert da.is_grad_enabled()
+
+    @da.set_grad_enabled(False)
+    def off():
+        return da.is_grad_enabled()
+
+    assert da.is_grad_enabled()  # decorating did not turn it off
+    assert off() is False and da.is_grad_enabled()
+    with da.no_grad():
+        @da.set_grad_enabled(True)
+        def on():
+            return da.is_grad_enabled()
+
+        assert not da.is_grad_enabled()
+        assert on() is True and not da.is_grad_enabled()
+
+
+def test_modes_hold_in_each_resumption_of_a_generator() -> None:
+    @da.no_grad()
+    def gen():
+        got = yield da.is_grad_enabled()
+        yield (got, da.is_grad_enabled())
+        return "done"
+
+    g = gen()
+    assert next(g) is False
+    assert da.is_grad_enabled()  # between resumptions: the caller's mode
+    assert g.send(5) == (5, False)
+    with pytest.raises(StopIteration, match="done"):
+        next(g)
+
+    @da.enable_grad
+    def inner():
+        try:
+            yield da.is_grad_enabled()
+        except KeyError:
+            yield ("caught", da.is_grad_enabled())
+
+    with da.no_grad():
+        g2 = inner()
+        assert next(g2) is True
+        assert g2.throw(KeyError()) == ("caught", True)
+        assert not da.is_grad_enabled()
+
+
+def test_modes_hold_in_each_resumption_of_a_coroutine() -> None:
+    seen = []
+
+    @da.no_grad
+    async def work():
+        seen.append(da.is_grad_enabled())
+        await asyncio.sleep(0)
+        seen.append(da.is_grad_enabled())
+        return 7
+
+    async def other():
+        seen.append(("other", da.is_grad_enabled()))
+
+    async def main():
+        return await asyncio.gather(work(), other())
+
+    assert asyncio.run(main())[0] == 7
+    assert seen == [False, ("other", True), False]
+
+
+# -- pickling ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_pickle_every_protocol(protocol) -> None:
+    x = da.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = pickle.loads(pickle.dumps(x, protocol=protocol))
+    assert isinstance(y, da.Tensor) and y.requires_grad and y.is_leaf
+    np.testing.assert_array_equal(y.numpy(force=True), x.numpy(force=True))
+    z = pickle.loads(pickle.dumps(da.tensor([1.0, 2.0]), protocol=protocol))
+    assert not z.requires_grad
+    w = pickle.loads(pickle.dumps(dnp.sin(x), protocol=protocol))  # the graph stays behind
+    assert w.requires_grad and w.is_leaf
+    np.testing.assert_allclose(w.numpy(force=True), np.sin(x.numpy(force=True)))
