@@ -19,6 +19,7 @@ from . import (
     functional,  # noqa: E402  (builds on both modes)
     graph,
     numpy,
+    profiler,
     reverse,  # noqa: F401  (installs recording and linearization)
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
@@ -67,7 +68,7 @@ from .ops.functions import (
 from .reverse import backward, grad
 
 __all__ = [
-    "Tensor", "Variable", "__version__", "forward_ad", "numpy", "reverse", "graph",
+    "Tensor", "Variable", "__version__", "forward_ad", "numpy", "reverse", "graph", "profiler",
     "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
