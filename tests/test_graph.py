@@ -267,3 +267,21 @@ def test_multi_grad_hook_any() -> None:
     h.remove()
     with pytest.raises(ValueError, match="one of"):
         da.graph.register_multi_grad_hook((a,), print, mode="some")
+
+
+def test_docs_graph_md_snippets_run() -> None:
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "graph.md").read_text(encoding="utf-8")
+    code = "\n\n".join(re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M))
+    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    for claim in ("[True, True, True, False]", "[True, False, True, False]",
+                  "Function 'SquareBackward0' returned nan values in its 0th output.",
+                  "(tensor([4., 8.]),)", "Self CPU time total"):
+        assert claim in proc.stdout

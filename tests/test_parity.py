@@ -199,3 +199,184 @@ def test_pickle_every_protocol(protocol) -> None:
     w = pickle.loads(pickle.dumps(dnp.sin(x), protocol=protocol))  # the graph stays behind
     assert w.requires_grad and w.is_leaf
     np.testing.assert_allclose(w.numpy(force=True), np.sin(x.numpy(force=True)))
+
+
+# -- Function behaviours ------------------------------------------------------------------------
+
+
+def test_function_non_tensor_outputs_come_back_as_they_are() -> None:
+    class WithExtras(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, None, 3, "tag"
+
+        @staticmethod
+        def backward(ctx, g, g_none, g_int, g_str):
+            assert g_none is None and g_int is None and g_str is None
+            return g * 2
+
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y, n, k, s = WithExtras.apply(x)
+    assert n is None and k == 3 and s == "tag"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_function_input_returned_as_is_is_a_view() -> None:
+    class Identity(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y = Identity.apply(x)
+    assert y is not x and y.grad_fn is not None
+    v = y._version
+    with da.no_grad():
+        x[0] = 5.0  # shared data and version counter, as a view
+    assert float(y[0]) == 5.0 and y._version == v + 1
+
+
+def test_jvp_reads_what_save_for_forward_saved() -> None:
+    class Scale(da.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(k)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, None
+
+        @staticmethod
+        def jvp(ctx, tx, tk):
+            (k,) = ctx.saved_tensors
+            return tx * k
+
+    x = da.tensor([1.0, 2.0])
+    k = da.tensor([3.0, 5.0])
+    with da.dual_level():
+        y = Scale.apply(da.make_dual(x, da.ones(2)), k)
+        np.testing.assert_allclose(da.unpack_dual(y).tangent.numpy(), [3.0, 5.0])
+
+
+def test_function_with_both_backward_and_vjp_is_an_error() -> None:
+    class Both(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+        @staticmethod
+        def vjp(ctx, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="both 'backward' and 'vjp'"):
+        Both.apply(da.ones(2, requires_grad=True))
+
+
+def test_integer_inputs_get_a_none_tangent() -> None:
+    seen = []
+
+    class Shift(da.Function):
+        @staticmethod
+        def forward(ctx, x, n):
+            return x + n
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None
+
+        @staticmethod
+        def jvp(ctx, tx, tn):
+            seen.append(tn)
+            return tx
+
+    with da.dual_level():
+        y = Shift.apply(da.make_dual(da.ones(2), da.ones(2)), da.tensor([1, 2]))
+        np.testing.assert_allclose(da.unpack_dual(y).tangent.numpy(), [1.0, 1.0])
+    assert seen == [None]
+
+
+def test_once_differentiable_double_backward_raises() -> None:
+    class Sq(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @da.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    v = da.tensor([1.0, 1.0], requires_grad=True)
+    (g,) = da.grad(Sq.apply(x), x, grad_outputs=v, create_graph=True)
+    np.testing.assert_allclose(g.numpy(force=True), [2.0, 4.0])
+    assert g.grad_fn is not None
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked "
+                                           "with @once_differentiable"):
+        da.grad(g.sum(), v)
+
+
+# -- hooks -------------------------------------------------------------------------------------
+
+
+def test_accumulate_grad_post_hooks_run() -> None:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    acc = y.grad_fn.next_functions[0][0]
+    seen = []
+    acc.register_hook(lambda gi, go: seen.append((gi, go[0].numpy().copy())))
+    y.sum().backward()
+    assert len(seen) == 1 and seen[0][0] == ()
+    np.testing.assert_allclose(seen[0][1], [3.0, 3.0])
+
+
+def test_post_accumulate_grad_hook_returning_a_value_is_an_error() -> None:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: t.grad * 2)
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+        (x * 2).sum().backward()
+
+
+def test_grad_with_respect_to_a_non_leaf_does_not_run_its_node() -> None:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 2.0
+    ran = []
+    b.grad_fn.register_prehook(lambda go: ran.append("pre"))
+    b.grad_fn.register_hook(lambda gi, go: ran.append("post"))
+    b.register_hook(lambda g: ran.append("tensor") or g * 10)
+    (gb,) = da.grad((b * b).sum(), b)
+    assert ran == ["tensor"]
+    np.testing.assert_allclose(gb.numpy(), 10 * 2 * b.numpy(force=True))
+
+
+# -- grad details -------------------------------------------------------------------------------
+
+
+def test_grad_details() -> None:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    w = da.tensor([3.0], requires_grad=True)
+    y = (x * x).sum()
+    gx, gw = da.grad(y, (x, w), create_graph=True, materialize_grads=True)
+    assert gw.requires_grad and not gw.numpy(force=True).any()
+    with pytest.raises(RuntimeError, match="non-empty inputs"):
+        da.grad(y, [])
+    with pytest.raises(TypeError, match="expected to be a Tensor or None"):
+        x.grad = 0
+    with pytest.raises(RuntimeError, match="own grad"):
+        x.grad = x
+    x.grad = da.ones(2)
+    del x.grad
+    assert x.grad is None

@@ -679,25 +679,33 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 g = grads[nr] if create_graph else grads[nr].detach()
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
-    if hooked and node.pre_hooks:
+    leaf = node.__class__ is AccumulateGrad
+    if leaf and node.pre_hooks:
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if node in captures:
+    if node in captures:  # (what the tensor's hooks gave: before the node's own pre-hooks)
         for nr, g in enumerate(grads):
             k = captures.get((node, nr))
             if k is not None and g is not None:
                 got[k] = g if got[k] is None else got[k] + g
-    if node.__class__ is AccumulateGrad:
-        if not capture and grads[0] is not None:
-            _accumulate(node.variable, grads[0], create_graph)
-        return True
     edges = node.edges
     if needs is None:
-        needs = _every(edges)
-    if True not in needs:
-        return False
+        needs = _every(edges) if edges else ()
+    if not leaf and True not in needs:
+        return False  # a captured input the pass ends at: its node does not run, nor its hooks
+    if hooked and node.pre_hooks and not leaf:
+        for fn in list(node.pre_hooks.values()):
+            r = fn(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if leaf:
+        if not capture and grads[0] is not None:
+            _accumulate(node.variable, grads[0], create_graph)
+            for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
+                fn((), tuple(grads))
+        return True
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
     if nan:  # (anomaly mode)
         _check_nan(node, res)
@@ -734,7 +742,9 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     else:
         m.grad._data += g._data  # in place, keeping the layout
     for fn in list(m.post_hooks.values()):
-        fn(leaf)
+        if fn(leaf) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None; "
+                               "modify tensor.grad in place instead")
 
 
 def backward(
@@ -831,6 +841,9 @@ def grad(
     allow_unused = materialize_grads if allow_unused is None else allow_unused
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("grad requires non-empty inputs: pass the tensors to "
+                           "differentiate with respect to")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched and D.batched:
@@ -856,6 +869,8 @@ def grad(
                         _make(np.empty(*n.out_avals[nr]))
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
                 g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
+                if create_graph:  # (differentiable further, as torch's zeros are)
+                    g.requires_grad_()
         elif is_grads_batched:
             g = _with_nb(g, 0)
         res.append(g)
