@@ -380,3 +380,28 @@ def test_grad_details() -> None:
     x.grad = da.ones(2)
     del x.grad
     assert x.grad is None
+
+
+# -- inference mode ------------------------------------------------------------------------------
+
+
+def test_inference_tensors_mixed_with_normal_ones() -> None:
+    with da.inference_mode():
+        t = da.ones(3)
+    w = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = t + w  # nothing saved: allowed, a normal tensor that requires grad
+    assert not y.is_inference() and y.requires_grad
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.ones(3))
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        t * w
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside "
+                                           "InferenceMode"):
+        t[0] = 5.0
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        t += 1
+    with da.inference_mode():
+        t[0] = 5.0  # inside the mode: allowed
+    assert float(t[0]) == 5.0
+    u = t.copy()
+    u[0] = 1.0  # a clone is a normal tensor
