@@ -405,3 +405,22 @@ def test_inference_tensors_mixed_with_normal_ones() -> None:
     assert float(t[0]) == 5.0
     u = t.copy()
     u[0] = 1.0  # a clone is a normal tensor
+
+
+def test_hooks_of_a_leaf_run_in_torchs_order() -> None:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    acc = y.grad_fn.next_functions[0][0]
+    order: list[str] = []
+    x.register_hook(lambda g: order.append("tensor") or g * 2)
+    acc.register_prehook(lambda go: order.append(f"acc_pre {go[0].numpy()[0]:g}"))
+    x.register_post_accumulate_grad_hook(lambda t: order.append("post_accumulate"))
+    acc.register_hook(lambda gi, go: order.append("acc_post"))
+    y.sum().backward()
+    assert order == ["tensor", "acc_pre 6", "post_accumulate", "acc_post"]
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+    # grad() captures what the leaf's tensor hooks give (and accumulates nothing)
+    order.clear()
+    (g,) = da.grad((x * 3.0).sum(), x)
+    np.testing.assert_allclose(g.numpy(), [6.0, 6.0])
+    assert order[0] == "tensor" and "post_accumulate" not in order

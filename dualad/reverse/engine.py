@@ -609,7 +609,10 @@ def _tangent_of(c: Any, L: int) -> Any:
 
 def _hooks_of(node: Any) -> bool:
     """Whether an input's node has hooks that would see its gradient."""
-    return bool(node.pre_hooks or node.tensor_pre_hooks or node.retain)
+    if node.pre_hooks or node.tensor_pre_hooks or node.retain:
+        return True
+    m = node.variable._meta if node.__class__ is AccumulateGrad else None
+    return m is not None and bool(m.hooks)
 
 
 def _add_into(acc: Any, c: Any) -> bool:
@@ -680,6 +683,13 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
     leaf = node.__class__ is AccumulateGrad
+    if leaf:  # a leaf's own tensor hooks, then its AccumulateGrad's pre-hooks (torch's order)
+        m = node.variable._meta
+        if m is not None and m.hooks and grads[0] is not None:
+            for fn in list(m.hooks.values()):
+                r = fn(grads[0])
+                if r is not None:
+                    grads[0] = r
     if leaf and node.pre_hooks:
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
@@ -702,7 +712,7 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 grads = list(r)
     if leaf:
         if not capture and grads[0] is not None:
-            _accumulate(node.variable, grads[0], create_graph)
+            _accumulate(node.variable, grads[0], create_graph, False)
             for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
                 fn((), tuple(grads))
         return True
@@ -722,9 +732,9 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     return True
 
 
-def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, hooks: bool = True) -> None:
     m = leaf._meta_()
-    for fn in list(m.hooks.values()):
+    for fn in list(m.hooks.values()) if hooks else ():
         r = fn(g)
         if r is not None:
             g = r
@@ -796,7 +806,7 @@ def backward(
                 continue
             done.add(id(D.innermost(t)))
             if t.is_leaf:
-                _accumulate(D.innermost(t), g, create_graph)
+                _accumulate(D.innermost(t), g, create_graph, False)  # (hooks ran)
             else:
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
