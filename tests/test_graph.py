@@ -285,3 +285,62 @@ def test_docs_graph_md_snippets_run() -> None:
                   "Function 'SquareBackward0' returned nan values in its 0th output.",
                   "(tensor([4., 8.]),)", "Self CPU time total"):
         assert claim in proc.stdout
+
+
+def test_save_on_cpu_moves_device_arrays_to_host_and_back(monkeypatch) -> None:
+    # a stand-in for CuPy (no GPU here): what save_on_cpu asks of it, recorded
+    import sys
+    import types
+
+    from dualad.reverse import hooks as H
+
+    calls: list[str] = []
+
+    class GPUArray:
+        def __init__(self, a, dev):
+            self.a, self.shape, self.dtype = a, a.shape, a.dtype
+            self.device = types.SimpleNamespace(id=dev)
+
+        def get(self, out):
+            calls.append("get")
+            out[...] = self.a
+            return out
+
+    class Device:
+        current = 0
+
+        def __init__(self, i):
+            self.i = i
+
+        def __enter__(self):
+            self.prev, Device.current = Device.current, self.i
+
+        def __exit__(self, *e):
+            Device.current = self.prev
+
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(Device=Device)
+    cupy.asarray = lambda h: (calls.append("asarray"), GPUArray(np.array(h), Device.current))[1]
+    cupyx = types.ModuleType("cupyx")
+    cupyx.empty_pinned = lambda shape, dtype: (calls.append("pinned"), np.empty(shape, dtype))[1]
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupyx", cupyx)
+
+    from dualad._tensor import _make
+
+    data = np.arange(4.0)
+    t = _make(GPUArray(data, 1))
+    for pin in (False, True):
+        calls.clear()
+        with da.graph.save_on_cpu(pin_memory=pin):
+            pack, unpack = G.saved_hooks.stack[-1]
+            packed = pack(t)
+        assert isinstance(packed, H._OnHost) and isinstance(packed.host, np.ndarray)
+        np.testing.assert_array_equal(packed.host, data)
+        back = unpack(packed)
+        assert isinstance(back._data, GPUArray) and back._data.device.id == 1
+        np.testing.assert_array_equal(back._data.a, data)
+        assert calls == (["pinned"] if pin else []) + ["get", "asarray"]
+    x = da.ones(2)
+    with da.graph.save_on_cpu():
+        assert G.saved_hooks.stack[-1][0](x) is x  # a NumPy array stays as it is

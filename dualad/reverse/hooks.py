@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _dispatch as D
-from .._tensor import Tensor
+from .._tensor import Tensor, _make
 from . import engine, graph
 from .graph import AccumulateGrad, RemovableHandle, edge_of
 
@@ -330,7 +330,7 @@ def _from_host(p: Any) -> Any:
     import cupy
 
     with cupy.cuda.Device(p.device):
-        return Tensor(cupy.asarray(p.host))
+        return _make(cupy.asarray(p.host))
 
 
 class save_on_cpu(saved_tensors_hooks):
