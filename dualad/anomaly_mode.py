@@ -146,14 +146,21 @@ def _checked_dual(prim: Any, args: Any, params: dict[str, Any], L: int,
     out = _plain_dual(prim, args, params, L, tried)
     st = gm.anomaly
     if st.on and st.check_nan:
-        for k, o in enumerate(out if isinstance(out, tuple) else (out,)):
-            if o.__class__ is Tensor and o._level == L and _nan(_tangent(o)) and \
-                    _finite_inputs(args, L):
-                raise RuntimeError(
-                    f"Function '{prim.name}' returned nan values in the tangent of its {k}th "
-                    "output (forward mode) while its inputs and their tangents are finite."
-                )
+        outs = out if isinstance(out, tuple) else (out,)
+        check_tangents(prim.name, [_tangent(o) if o.__class__ is Tensor and o._level == L
+                                   else None for o in outs], lambda: _finite_inputs(args, L))
     return out
+
+
+def check_tangents(name: str, tangents: list[Any], finite: Any) -> None:
+    """Raise naming ``name`` if a tangent (an array, or None) has NaN while ``finite()``
+    (its inputs and their tangents are finite)."""
+    for k, t in enumerate(tangents):
+        if _nan(t) and finite():
+            raise RuntimeError(
+                f"Function '{name}' returned nan values in the tangent of its {k}th "
+                "output (forward mode) while its inputs and their tangents are finite."
+            )
 
 
 def _tangent(o: Tensor) -> Any:

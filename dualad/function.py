@@ -222,6 +222,12 @@ class Function(metaclass=_FunctionMeta):
                 finally:
                     ctx._jvp = False
                 tout = (tout,) if not isinstance(tout, tuple) else tout
+                if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
+                    from .anomaly_mode import _finite_inputs, check_tangents
+
+                    check_tangents(cls.__name__, [t if isinstance(t, Tensor) else None
+                                                  for t in tout],
+                                   lambda: _finite_inputs([*plain, *full], -1))
                 nb = max((t._nb for t in full if isinstance(t, Tensor)), default=0)
                 for t in tout:
                     if isinstance(t, Tensor) and t._nb < nb:

@@ -153,3 +153,26 @@ def test_results_unchanged_in_anomaly_mode() -> None:
     with da.detect_anomaly():
         got = da.grad(loss(), w)[0].numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+def test_forward_mode_nan_from_a_custom_function_jvp() -> None:
+    class BadJvp(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * np.nan
+
+    with da.dual_level():
+        x = da.make_dual(da.ones(2), da.ones(2))
+        assert np.isnan(da.unpack_dual(BadJvp.apply(x)).tangent.numpy()).all()  # off: silent
+        with da.detect_anomaly():
+            with pytest.raises(RuntimeError, match="Function 'BadJvp' returned nan values in "
+                                                   "the tangent of its 0th output"):
+                BadJvp.apply(x)
