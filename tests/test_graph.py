@@ -344,3 +344,17 @@ def test_save_on_cpu_moves_device_arrays_to_host_and_back(monkeypatch) -> None:
     x = da.ones(2)
     with da.graph.save_on_cpu():
         assert G.saved_hooks.stack[-1][0](x) is x  # a NumPy array stays as it is
+
+
+def test_gradient_edge_as_an_output_of_grad() -> None:
+    x = _x(7)
+    y = x * 2.0
+    z = dnp.sin(y)
+    edge = da.graph.get_gradient_edge(z)
+    (g,) = da.grad(edge, x, grad_outputs=da.ones(5), retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), 2 * np.cos(2 * x.numpy(force=True)))
+    (g2,) = da.grad((edge, da.graph.get_gradient_edge(y)), x,
+                    grad_outputs=(da.ones(5), da.ones(5)))
+    np.testing.assert_allclose(g2.numpy(), 2 * np.cos(2 * x.numpy(force=True)) + 2)
+    with pytest.raises(RuntimeError, match="pass its grad_output"):
+        da.grad(edge, x)

@@ -52,6 +52,15 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
         )
     cts = []
     for i, (o, g) in enumerate(zip(outputs, grads, strict=True)):
+        if o.__class__ is EDGE:  # a GradientEdge: the value of that output, by its aval
+            if g is None:
+                raise RuntimeError(f"output {i} is a GradientEdge: pass its grad_output")
+            n, nr = o
+            o = n.variable if n.__class__ is AccumulateGrad else \
+                _make(np.empty(*n.out_avals[nr])) if n.out_avals[nr] is not None else None
+            if o is None:
+                raise RuntimeError(f"output {i} is a GradientEdge of an output without a value")
+            o = D.innermost(o).detach().requires_grad_()  # (only its shape and dtype are read)
         if not isinstance(o, Tensor) or not o._rg:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
@@ -181,7 +190,7 @@ def run(
     gradient is wanted (``grad_tangents``), so the cotangents reaching it are summed as
     that tangent alone, not as duals whose primal nothing reads; such an input captures
     its tangent, or ``NO_TANGENT`` when what reached it had none."""
-    roots = [edge_of(o) for o in outputs]
+    roots = [o if o.__class__ is EDGE else edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
     again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
     need: dict[Any, list[bool]] | None = None
