@@ -423,4 +423,9 @@ def test_hooks_of_a_leaf_run_in_torchs_order() -> None:
     order.clear()
     (g,) = da.grad((x * 3.0).sum(), x)
     np.testing.assert_allclose(g.numpy(), [6.0, 6.0])
-    assert order[0] == "tensor" and "post_accumulate" not in order
+    assert order == ["tensor"]
+    order.clear()
+    x.grad = None
+    (x * 3.0).sum().backward(inputs=[x])  # backward runs the AccumulateGrad
+    assert order == ["tensor", "acc_pre 6", "post_accumulate", "acc_post"]
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])

@@ -699,7 +699,8 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 r = fn(grads[0])
                 if r is not None:
                     grads[0] = r
-    if leaf and node.pre_hooks:
+    if leaf and node.pre_hooks and retain:  # (grad() does not run AccumulateGrad: it
+        # captures; ``retain``: a pass that writes .grad, backward's)
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
@@ -815,7 +816,11 @@ def backward(
                 continue
             done.add(id(D.innermost(t)))
             if t.is_leaf:
-                _accumulate(D.innermost(t), g, create_graph, False)  # (hooks ran)
+                leaf = D.innermost(t)
+                _accumulate(leaf, g, create_graph, False)  # (its tensor hooks ran)
+                acc = leaf._meta_().acc
+                for fn in list(acc.hooks.values()) if acc is not None else ():
+                    fn((), (g,))  # (its AccumulateGrad's post-hooks)
             else:
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
