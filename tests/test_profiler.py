@@ -175,3 +175,34 @@ def test_emit_itt_is_not_available() -> None:
             pass
     with P.emit_itt(enabled=False):
         pass
+
+
+def test_emit_nvtx_pushes_a_range_per_event(monkeypatch) -> None:
+    # a stand-in for cupy.cuda.nvtx (no GPU here): the ranges it is given, in order
+    import sys
+    import types
+
+    ranges: list[str] = []
+    nvtx = types.ModuleType("cupy.cuda.nvtx")
+    nvtx.available = True
+    nvtx.RangePush = lambda name: ranges.append("push " + name)
+    nvtx.RangePop = lambda: ranges.append("pop")
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.nvtx = nvtx
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = cuda
+    for name, mod in (("cupy", cupy), ("cupy.cuda", cuda), ("cupy.cuda.nvtx", nvtx)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    x = da.ones((2, 3), requires_grad=True)
+    with P.emit_nvtx(record_shapes=True):
+        with P.record_function("block"):
+            dnp.sin(x).sum().backward()
+    assert ranges[0] == "push block" and ranges[-1] == "pop"
+    assert "push sin, sizes = [[2, 3]]" in ranges and "push SinBackward0, sizes = [[2, 3]]" \
+        in ranges
+    assert ranges.count("pop") == sum(r.startswith("push") for r in ranges)
+    assert engine.profiling[0] is None
+    nvtx.available = False
+    with pytest.raises(RuntimeError, match="NVTX library is not available"):
+        with P.emit_nvtx():
+            pass
