@@ -17,12 +17,21 @@ from . import (
     _tensor_autograd,  # noqa: F401
     forward_ad,
     functional,  # noqa: E402  (builds on both modes)
+    graph,
     numpy,
+    profiler,
     reverse,  # noqa: F401  (installs recording and linearization)
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
 from ._tensor import Tensor
+from ._variable import Variable
 from ._version import __version__
+from .anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .forward_ad import (
     UnpackedDualTensor,
     dual_level,
@@ -59,11 +68,12 @@ from .ops.functions import (
 from .reverse import backward, grad
 
 __all__ = [
-    "Tensor", "__version__", "forward_ad", "numpy", "reverse",
+    "Tensor", "Variable", "__version__", "forward_ad", "numpy", "reverse", "graph", "profiler",
     "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",
     "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
     "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
-    "once_differentiable", "functional", "GradcheckError", "gradcheck", "gradgradcheck",
+    "once_differentiable", "functional", "detect_anomaly", "set_detect_anomaly",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "GradcheckError", "gradcheck", "gradgradcheck",
 ]

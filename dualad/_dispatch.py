@@ -52,6 +52,7 @@ _new = object.__new__
 
 # Installed by dualad.reverse at import (the core does not import reverse).
 hooks: dict[str, Callable[..., Any]] = {}
+every: list[Primitive] = []  # every primitive made (what anomaly mode and the profiler swap)
 
 
 class Primitive:
@@ -122,6 +123,7 @@ class Primitive:
         self.boundary = False  # changes the number of batch axes: always use ``batch``
         self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
         self.hot: Callable[..., Any] | None = None  # ``hot(prim, args)``: see apply
+        every.append(self)
 
     def bad_call(self, args: Any, params: dict[str, Any]) -> None:
         """Raise for a call that breaks ``arity``: the wrong number of arrays, or keywords."""
@@ -223,7 +225,10 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         nbs = [a._nb if a.__class__ is Tensor else 0 for a in args]
         out, onb = prim.batch(arrays, nbs, **params)
     else:
-        out = prim.impl(*arrays, **params)
+        try:
+            out = prim.impl(*arrays, **params)
+        except ValueError as e:
+            raise mismatch(prim, *arrays, e) if len(arrays) == 2 else e from None
         onb = 0
     if prim.multi:
         return tuple(_wrap(o, onb) for o in out)
@@ -231,6 +236,18 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     if prim.view and args[0].__class__ is Tensor:
         t._vc = args[0]._version_counter()
     return t
+
+
+def mismatch(prim: Primitive, a: Any, b: Any, e: ValueError) -> ValueError:
+    """NumPy's broadcasting error of a binary operation, saying which one and the shapes."""
+    if "broadcast" not in str(e):
+        return e
+    sa, sb = np.shape(a), np.shape(b)
+    return ValueError(
+        f"{prim.name}: operands could not be broadcast together: shapes {sa} and {sb} "
+        "(broadcasting aligns trailing axes; each pair of sizes must be equal or one of them "
+        "1). Reshape one operand, e.g. x[:, None], or check which arrays you combine."
+    )
 
 
 def _wrap(out: Any, nb: int) -> Tensor:

@@ -254,7 +254,15 @@ class Tensor:
     @grad.setter
     def grad(self, value: Any) -> None:
         if value is not None:
-            value = value if isinstance(value, Tensor) else Tensor(value)
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    "assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}; wrap it: t.grad = dualad.tensor(...)"
+                )
+            if value is self or (value._data is self._data and value._node is self._node
+                                 and value._rg and self._rg):
+                raise RuntimeError("can't assign a tensor as its own grad; assign a copy "
+                                   "(t.grad = t.detach().copy())")
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"assigned grad has data of a different size: expected {self.shape}, "
@@ -266,6 +274,10 @@ class Tensor:
                     f"got {value.dtype}"
                 )
         _inner(self)._meta_().grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self.grad = None
 
     @property
     def retains_grad(self) -> bool:

@@ -68,5 +68,19 @@ def retain_grad(self: Tensor) -> None:
         self._meta = t._meta
 
 
-for _f in (backward, register_hook, register_post_accumulate_grad_hook, retain_grad):
+def __reduce_ex__(self: Tensor, protocol: int) -> Any:
+    """Pickle (any protocol) the array and ``requires_grad``; the graph, hooks and tangents
+    stay behind (the copy is a leaf), as torch does."""
+    if self._level and self._level < D.LIN and self._level in D.live:
+        raise RuntimeError("cannot pickle a dual tensor while its level is live; pickle "
+                           "dualad.unpack_dual(t).primal and .tangent instead")
+    return _rebuild, (D.innermost(self)._data, bool(self._rg))
+
+
+def _rebuild(data: Any, requires_grad: bool) -> Tensor:
+    return Tensor(data, requires_grad=requires_grad)
+
+
+for _f in (backward, register_hook, register_post_accumulate_grad_hook, retain_grad,
+           __reduce_ex__):
     setattr(Tensor, _f.__name__, _f)

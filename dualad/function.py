@@ -11,6 +11,7 @@ Custom Functions support one dual level at a time.
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ class FunctionCtx:
         self.needs_input_grad: tuple[bool, ...] = ()
         self._saved: list[Any] | None = None
         self._node: Any = None
+        self._jvp = False
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (inputs, outputs or intermediates) for ``backward``."""
@@ -57,7 +59,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
-        if self._saved is None:  # in forward/jvp: what was saved, for backward or for forward
+        if self._jvp:  # in jvp: what save_for_forward saved
+            return tuple(self.saved_for_forward)
+        if self._saved is None:  # in forward: what was saved, for backward or for forward
             return tuple(self.to_save) or tuple(self.saved_for_forward)
         node = self._node
         if node is not None and node.saved is None:
@@ -71,6 +75,31 @@ class _FunctionMeta(type):
     def __init__(cls, name: str, bases: Any, ns: dict[str, Any]) -> None:
         super().__init__(name, bases, ns)
         cls._prim = D.Primitive(name, _never)  # type: ignore[attr-defined]
+        f = ns.get("forward")
+        if bases and isinstance(f, staticmethod) and not cls._has("setup_context"):
+            cls.forward = staticmethod(_forward_of(cls, f.__func__))  # type: ignore[assignment]
+
+
+def _forward_of(cls: Any, f: Any) -> Any:
+    """The user's ``forward(ctx, ...)``, saying to call ``apply`` when it is called directly
+    (Python's own error would be a missing positional argument)."""
+
+    sig = inspect.signature(f)
+
+    @functools.wraps(f)
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        if not (args and isinstance(args[0], FunctionCtx)):
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError:
+                raise TypeError(
+                    f"{cls.__name__}.forward was called directly; call "
+                    f"{cls.__name__}.apply(...) instead, which makes the ctx and records the "
+                    "operation for backward"
+                ) from None
+        return f(*args, **kwargs)
+
+    return forward
 
 
 def _never(*a: Any, **k: Any) -> Any:
@@ -113,6 +142,13 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated and not "
+            f"supported; define forward/backward as @staticmethods and call "
+            f"{type(self).__name__}.apply(...)"
+        )
+
     @staticmethod
     def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
         raise NotImplementedError(
@@ -129,6 +165,12 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp and \
+                cls.vjp is not cls.backward:
+            raise RuntimeError(
+                f"Implementing both 'backward' and 'vjp' for a custom Function is not allowed "
+                f"({cls.__name__}); implement only one of them"
+            )
         ctx = FunctionCtx()
         live = [D.strip(a) if isinstance(a, Tensor) else a for a in args]
         L = max((a._level for a in live if isinstance(a, Tensor) and a._level < D.LIN),
@@ -156,9 +198,10 @@ class Function(metaclass=_FunctionMeta):
             else:
                 out = cls.forward(ctx, *plain, **kwargs)
         single = not isinstance(out, tuple)
-        outs = [o if isinstance(o, Tensor) else _make(np.asarray(o)) for o in
-                ((out,) if single else out)]
-        outs = [_make(o._data) if id(o) in back else o for o in outs]  # an input returned as is
+        # arrays become Tensors; None and other objects come back as they are
+        outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(np.asarray(o))
+                for o in ((out,) if single else out)]
+        outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
         nondiff = {id(t) for t in ctx.non_differentiable}
         # forward mode: the user's jvp at the top live level
         if L:
@@ -169,10 +212,22 @@ class Function(metaclass=_FunctionMeta):
                         f"{cls.__name__} does not implement jvp, so it cannot be used with "
                         "forward-mode AD; define a staticmethod jvp(ctx, *tangents)"
                     )
-                full = [(t if t is not None else _zeros_like(p)) if isinstance(p, Tensor) else None
+                # (an integer input has no tangent: None, as torch passes)
+                full = [(t if t is not None else _zeros_like(p))
+                        if isinstance(p, Tensor) and p.dtype.kind in "fc" else None
                         for p, t in zip(plain, tans, strict=True)]
-                tout = cls.jvp(ctx, *full)
+                ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
+                try:
+                    tout = cls.jvp(ctx, *full)
+                finally:
+                    ctx._jvp = False
                 tout = (tout,) if not isinstance(tout, tuple) else tout
+                if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
+                    from .anomaly_mode import _finite_inputs, check_tangents
+
+                    check_tangents(cls.__name__, [t if isinstance(t, Tensor) else None
+                                                  for t in tout],
+                                   lambda: _finite_inputs([*plain, *full], -1))
                 nb = max((t._nb for t in full if isinstance(t, Tensor)), default=0)
                 for t in tout:
                     if isinstance(t, Tensor) and t._nb < nb:
@@ -181,7 +236,8 @@ class Function(metaclass=_FunctionMeta):
                             "its batched input tangents; compute it from the tangents with "
                             "dualad operations (they carry the batch axis)"
                         )
-                outs = [o if (t is None or id(o) in nondiff) else D.dual(L, o, t)
+                outs = [o if (t is None or id(o) in nondiff or not isinstance(o, Tensor))
+                        else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
         if gm.state.grad and any(ctx.needs_input_grad):
             _record(cls, ctx, live, plain, back, outs, nondiff)
@@ -192,6 +248,13 @@ def _levels(t: Tensor) -> set[int]:
     if not t._level or t._level >= D.LIN:
         return set()
     return {t._level} | _levels(t._primal) | _levels(t._tangent)
+
+
+def _view_of(t: Tensor) -> Tensor:
+    """A new Tensor of ``t``'s data, as a view: it shares ``t``'s version counter."""
+    u = _make(t._data)
+    u._vc = t._version_counter()
+    return u
 
 
 def _zeros_like(p: Tensor) -> Tensor:
@@ -205,10 +268,10 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     node.edges = edges
     node.avals = [(p.shape, p.dtype) if isinstance(p, Tensor) else ((), np.asarray(p).dtype)
                   for p in plain]
-    node.out_avals = [(o.shape, o.dtype) for o in outs]
+    node.out_avals = [(o.shape, o.dtype) if isinstance(o, Tensor) else None for o in outs]
     node.consts = list(live)
     node.saved = {}
-    out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs)}
+    out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
     saved: list[Any] = []
     for t in ctx.to_save:
         if t is None:
@@ -226,7 +289,7 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     else:
         node.custom = functools.partial(_jvp_transposed, cls, node, plain)
     for k, o in enumerate(outs):
-        if id(o) not in nondiff and o.dtype.kind in "fc":
+        if isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc":
             _set_node(o, node, k)
 
 
@@ -238,8 +301,8 @@ def _ctx(node: Node) -> FunctionCtx:
 
 def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> list[Any]:
     ctx = _ctx(node)
-    if ctx.materialize_grads:
-        grads = [g if g is not None else _make(np.zeros(s, d)) for g, (s, d) in
+    if ctx.materialize_grads:  # (a non-Tensor output's stays None)
+        grads = [g if g is not None or a is None else _make(np.zeros(*a)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
     res = fn(ctx, *grads)
@@ -291,11 +354,35 @@ class InplaceFunction(Function):
 
 
 def once_differentiable(fn: Any) -> Any:
-    """Run ``backward`` under no_grad: its result cannot be differentiated again."""
+    """Run ``backward`` under no_grad: its result cannot be differentiated again.
+
+    With ``create_graph=True`` its results still carry a ``grad_fn`` (when a grad_output
+    requires grad), whose backward raises: a second derivative through it is an error,
+    not a silent zero."""
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
         with gm.no_grad():
-            return fn(ctx, *args)
+            res = fn(ctx, *args)
+        tracked = [a for a in args if isinstance(a, Tensor) and a._rg]
+        if not gm.state.grad or not tracked:
+            return res
+        many = isinstance(res, tuple)
+        out = tuple(_DelayedError.apply(r, *tracked) if isinstance(r, Tensor) and
+                    r.dtype.kind in "fc" else r for r in (res if many else (res,)))
+        return out if many else out[0]
 
     return wrapper
+
+
+class _DelayedError(Function):
+    """The grad_fn of a ``once_differentiable`` result: differentiating it raises."""
+
+    @staticmethod
+    def forward(ctx: Any, r: Tensor, *tracked: Tensor) -> Tensor:
+        return _make(r._data)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")

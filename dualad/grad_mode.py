@@ -7,6 +7,7 @@ tangents keep flowing (``detach()`` is what drops both).
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -27,6 +28,17 @@ class _State(threading.local):
 
 
 state = _State()
+
+
+class _Anomaly(threading.local):
+    def __init__(self) -> None:
+        self.on = False
+        self.check_nan = True
+
+
+anomaly = _Anomaly()  # anomaly detection (dualad.anomaly_mode), thread-local
+# How many threads have anomaly detection on: while none has, nothing reads ``anomaly``.
+anomaly_threads = [0]
 
 # How many threads are in inference mode right now. Reading a thread-local costs more than
 # the plain op it guards, so the dispatcher reads ``state.inference`` only when this is
@@ -68,12 +80,29 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """A context manager that is also a decorator (torch's ``_DecoratorContextManager``)."""
+    """A context manager that is also a decorator (torch's ``_DecoratorContextManager``).
+
+    A decorated generator or coroutine function runs each resumption under the mode (a
+    ``yield`` or ``await`` hands control to code that runs under its own mode)."""
 
     def __call__(self, fn: F) -> F:
+        mode = self
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args: Any, **kwargs: Any) -> Any:
+                return (yield from _Resumed(fn(*args, **kwargs), mode))
+
+            return gen  # type: ignore[return-value]
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def coro(*args: Any, **kwargs: Any) -> Any:
+                return await _Resumed(fn(*args, **kwargs), mode)
+
+            return coro  # type: ignore[return-value]
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with self.clone():
+            with mode.clone():
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
@@ -82,7 +111,49 @@ class _Mode:
         return self.__class__()
 
 
-class no_grad(_Mode):
+class _Resumed:
+    """Drives a generator or coroutine ``g``, each step under a clone of ``mode``."""
+
+    def __init__(self, g: Any, mode: _Mode) -> None:
+        self.g, self.mode = g, mode
+
+    def __await__(self) -> Any:
+        return self.__iter__()
+
+    def __iter__(self) -> Any:
+        g = self.g
+        send: Any = None
+        exc: BaseException | None = None
+        while True:
+            with self.mode.clone():
+                try:
+                    out = g.send(send) if exc is None else g.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            send = exc = None
+            try:
+                send = yield out
+            except GeneratorExit:
+                with self.mode.clone():
+                    g.close()
+                raise
+            except BaseException as e:  # (thrown in: passed on, under the mode)
+                exc = e
+
+
+class _Bare(_Mode):
+    """A mode usable bare as a decorator too: ``@no_grad`` as well as ``@no_grad()``."""
+
+    def __new__(cls, fn: Any = None) -> Any:
+        if fn is None:
+            return super().__new__(cls)
+        return cls()(fn)
+
+    def __init__(self, fn: Any = None) -> None:
+        pass
+
+
+class no_grad(_Bare):
     """Disable reverse-mode recording in this block or function.
 
     Examples
@@ -102,7 +173,7 @@ class no_grad(_Mode):
         state.grad = self.prev
 
 
-class enable_grad(_Mode):
+class enable_grad(_Bare):
     """Enable reverse-mode recording inside a ``no_grad`` block.
 
     Examples
@@ -139,14 +210,35 @@ class set_grad_enabled(_Mode):
         self.mode = bool(mode)
         state.grad = self.mode
 
+    def __call__(self, fn: F) -> F:
+        state.grad = self.prev  # (as a decorator: the mode holds in the calls, not after)
+        return super().__call__(fn)
+
     def __enter__(self) -> None:
         pass
 
     def __exit__(self, *exc: object) -> None:
         state.grad = self.prev
 
-    def clone(self) -> set_grad_enabled:
-        return self.__class__(self.mode)
+    def clone(self) -> _Mode:
+        return _SetGrad(self.mode)
+
+
+class _SetGrad(_Mode):
+    """``set_grad_enabled(mode)`` as a decorator applies it: each call sets it on entry."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = mode
+
+    def __enter__(self) -> None:
+        self.prev = state.grad
+        state.grad = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad = self.prev
+
+    def clone(self) -> _Mode:
+        return _SetGrad(self.mode)
 
 
 class inference_mode(_Mode):
@@ -160,6 +252,11 @@ class inference_mode(_Mode):
     >>> y.is_inference()
     True
     """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # bare: @inference_mode
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)

@@ -29,6 +29,8 @@ def test_quickstart_exists():
 def test_example_runs(script):
     env = dict(os.environ)
     env.setdefault("MPLBACKEND", "Agg")  # examples that plot must not need a display
+    # the checkout's dualad, not an installed one (a script's own folder is first on its path)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, str(script)],
         cwd=ROOT,

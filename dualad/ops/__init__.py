@@ -127,6 +127,11 @@ def _setitem(self: Tensor, key: Any, value: Any) -> None:
     from .. import _dispatch as D
     from .. import grad_mode as gm
 
+    if self._meta is not None and self._meta.inference and not gm.state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed. You can "
+            "make a clone to get a normal tensor before doing inplace update (t = t.copy())."
+        )
     if not self._data.flags.writeable:
         raise ValueError(
             "in-place write into a Tensor whose data is read-only: it holds one value for "

@@ -448,7 +448,11 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
         return None
     (xa, ga, na), (xb, gb, nbb) = pa, pb
     nb = na if na > nbb else nbb
-    return _binary_tangent(prim, xa, ga, xb, gb, nb, prim.impl(xa, xb), L)
+    try:
+        y = prim.impl(xa, xb)
+    except ValueError as e:
+        raise _D.mismatch(prim, xa, xb, e) from None
+    return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
 
 def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
@@ -638,7 +642,10 @@ _OPERAND = """
 _BINARY_HOT = """{head}{operand_a}{operand_b}
     L = LA or LB
     if not L:
-        y = impl(a, b)
+        try:
+            y = impl(a, b)
+        except ValueError as e:  # (free until raised: name the operation and the shapes)
+            raise _mismatch(prim, a, b, e) from None
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
         rg = (A.__class__ is Tensor and A._rg) or (B.__class__ is Tensor and B._rg){plain}
@@ -647,7 +654,10 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
             not LB and B.__class__ is Tensor and B._rg):
         return {decline}
     rg = (LA and A._rg) or (LB and B._rg)  # (a dual that requires grad: its primal is recorded)
-    y = impl(a, b)
+    try:
+        y = impl(a, b)
+    except ValueError as e:
+        raise _mismatch(prim, a, b, e) from None
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
             tt = {ta}
@@ -757,7 +767,7 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
                     _binary_tangent=_binary_tangent, _finished=_finished,
                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
                     _state=_state, _inference=_inference, _mark_inference=_D._mark_inference,
-                    prim=prim, _apply=apply)
+                    prim=prim, _apply=apply, _mismatch=_D.mismatch)
     ns = hot.__globals__
     ns["_record"] = functools.partial(_first_record, ns)
     return hot

@@ -39,7 +39,7 @@ from .transpose import Scatter
 def _as_tuple(x: Any) -> tuple[Any, ...]:
     if x is None:
         return ()
-    if isinstance(x, Tensor):
+    if isinstance(x, Tensor) or x.__class__ is EDGE:
         return (x,)
     return tuple(x)
 
@@ -53,6 +53,15 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
         )
     cts = []
     for i, (o, g) in enumerate(zip(outputs, grads, strict=True)):
+        if o.__class__ is EDGE:  # a GradientEdge: the value of that output, by its aval
+            if g is None:
+                raise RuntimeError(f"output {i} is a GradientEdge: pass its grad_output")
+            n, nr = o
+            o = n.variable if n.__class__ is AccumulateGrad else \
+                _make(np.empty(*n.out_avals[nr])) if n.out_avals[nr] is not None else None
+            if o is None:
+                raise RuntimeError(f"output {i} is a GradientEdge of an output without a value")
+            o = D.innermost(o).detach().requires_grad_()  # (only its shape and dtype are read)
         if not isinstance(o, Tensor) or not o._rg:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
@@ -147,8 +156,36 @@ def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
     return True
 
 
+def _check_input(t: Any, k: int) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"inputs[{k}] is a {type(t).__name__}; differentiate with respect to "
+                        "Tensors (or GradientEdges from dualad.graph.get_gradient_edge)")
+    if not t._rg:
+        raise RuntimeError(
+            f"One of the differentiated Tensors does not require grad: inputs[{k}] (shape "
+            f"{t.shape}) has requires_grad=False. Make it require grad before computing the "
+            "outputs from it (x.requires_grad_() on a leaf, or "
+            "dualad.tensor(..., requires_grad=True))"
+        )
+
+
+EDGE: Any = None  # dualad.graph.GradientEdge (set by .hooks)
+on_start: list[Any] = []  # what each backward pass tells where it starts (.hooks)
 _by_seq = operator.attrgetter("seq")
 _ndarray = np.ndarray
+
+
+class _OwnsNothing(dict):  # type: ignore[type-arg]
+    """``own`` with the engine's fast paths off: it keeps no sum of its own (so it writes
+    none in place)."""
+
+    def __setitem__(self, k: Any, v: Any) -> None:
+        pass
+
+
+_NO_OWN = _OwnsNothing()
+_ENGINE = _fastpaths.on("engine")
+_TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
 
 
 def run(
@@ -167,34 +204,37 @@ def run(
     gradient is wanted (``grad_tangents``), so the cotangents reaching it are summed as
     that tangent alone, not as duals whose primal nothing reads; such an input captures
     its tangent, or ``NO_TANGENT`` when what reached it had none."""
-    if not _ENGINE:
-        return _run_general(outputs, cts, retain_graph=retain_graph, create_graph=create_graph,
-                            inputs=inputs, capture=capture, retain=retain)
-    roots = [edge_of(o) for o in outputs]
+    roots = [o if o.__class__ is EDGE else edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
     again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
     need: dict[Any, list[bool]] | None = None
     if inputs is not None:
         for k, t in enumerate(inputs):
-            if not isinstance(t, Tensor) or not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            node, nr = edge_of(t)
+            if t.__class__ is EDGE:  # a GradientEdge (dualad.graph)
+                node, nr = t
+            else:
+                _check_input(t, k)
+                node, nr = edge_of(t)
             if (node, nr) in captures:
                 again.append((k, captures[node, nr]))
                 continue
             captures[(node, nr)] = k
             captures[node] = -1  # marks a node with captured outputs
         targets = {key for key in captures if key.__class__ is not tuple}
-        if not all((lf := n.leaf) is not None and lf in targets for n, _ in roots):
+        if not _ENGINE or not all((lf := n.leaf) is not None and lf in targets
+                                  for n, _ in roots):
             need = _needed(roots, targets)  # (else each root leads to one leaf, asked for)
     got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
+    if on_start:  # (multi-grad hooks: which of their tensors this pass reaches)
+        for f in list(on_start):
+            f.start(roots, need)
 
     # A node is created after the nodes of its inputs, so decreasing ``seq`` is a reverse
     # topological order: when a node is popped, every cotangent for it has arrived.
     buf: dict[Any, list[Any]] = {}
     heap: list[Any] = []
-    own: dict[Any, Any] = {}  # (node, nr) -> the sum the engine made there (see _add_to);
-    # node -> the level whose tangent alone it sums (see _tangent_of)
+    own: dict[Any, Any] = {} if _ENGINE else _NO_OWN  # (node, nr) -> the sum the engine
+    # made there (see _add_to); node -> the level whose tangent alone it sums (_tangent_of)
     feeds = None  # (tangent mode: whether a node's results' primals are read, see
     # _feeds_tangents)
     if tangent:
@@ -204,12 +244,18 @@ def run(
         memo: dict[Any, bool] = {}
         feeds = functools.partial(_feeds_tangents, own=own, memo=memo)
     for (n, nr), c in zip(roots, cts, strict=True):
-        if not create_graph and not c._level and not c._nb:
+        if _ENGINE and not create_graph and not c._level and not c._nb:
             c = c._data  # the fast lane passes bare arrays between plain nodes
         _add_to(buf, heap, n, nr, c, own)
     pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
     node = None
+    if not _ENGINE or (gm.anomaly_threads[0] or profiling[0] is not None) and not tangent:
+        anomaly = gm.anomaly.on
+        if not _ENGINE or anomaly or profiling[0] is not None:  # every node the general
+            with mode:  # way (then the loop below finds the heap empty)
+                _watched(buf, heap, need, captures, got, capture, create_graph, retain_graph,
+                         retain, anomaly and gm.anomaly.check_nan, anomaly, own)
     with mode:
         while node is not None or heap:
             if node is None:
@@ -303,66 +349,62 @@ def run(
     return got
 
 
-class _OwnsNothing(dict):  # type: ignore[type-arg]
-    """``own`` for the general loop: it keeps no sum of its own (so writes none in place)."""
-
-    def __setitem__(self, k: Any, v: Any) -> None:
-        pass
-
-
-_NO_OWN = _OwnsNothing()
-_ENGINE = _fastpaths.on("engine")
-_TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
-
-
-def _run_general(
-    outputs: tuple[Tensor, ...],
-    cts: list[Tensor],
-    *,
-    retain_graph: bool,
-    create_graph: bool,
-    inputs: tuple[Tensor, ...] | None,
-    capture: bool,
-    retain: bool,
-) -> list[Any]:
-    """``run`` the general way (the fast paths switched off: ``_fastpaths``): every node
-    from the heap in decreasing ``seq``, by ``_run_node`` (its hooks, captures, leaves
-    and ``Node.vjp``), cotangents summed into new Tensors."""
-    captures: dict[Any, int] = {}
-    again: list[tuple[int, int]] = []
-    need = None
-    if inputs is not None:
-        for k, t in enumerate(inputs):
-            if not isinstance(t, Tensor) or not t._rg:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            key = edge_of(t)
-            if key in captures:
-                again.append((k, captures[key]))
+def _watched(buf: Any, heap: Any, need: Any, captures: Any, got: Any, capture: bool,
+             create_graph: bool, retain_graph: bool, retain: bool, nan: bool,
+             anomaly: bool, own: dict[Any, Any]) -> None:
+    """``run``'s general loop — the engine's fast paths switched off (``_fastpaths``),
+    anomaly mode, the profiler: every node from the heap by ``_run_node``, its results
+    checked for NaN (``nan``), an error shown with the traceback of the forward call that
+    made the node (``anomaly``), each node an event of the profiler."""
+    prof = profiling[0]
+    while heap:
+        node = heapq.heappop(heap)[1]
+        grads = buf.pop(node)
+        needs = None
+        if need is not None:
+            needs = need.get(node)
+            if needs is None:
                 continue
-            captures[key] = k
-            captures[key[0]] = -1
-        need = _needed([edge_of(o) for o in outputs],
-                       {key for key in captures if key.__class__ is not tuple})
-    got: list[Any] = [None] * (len(inputs) if inputs is not None else 0)
-    buf: dict[Any, list[Any]] = {}
-    heap: list[Any] = []
-    for o, c in zip(outputs, cts, strict=True):
-        n, nr = edge_of(o)
-        _add_to(buf, heap, n, nr, c, _NO_OWN)
-    with gm.enable_grad() if create_graph else gm.no_grad():
-        while heap:
-            node = heapq.heappop(heap)[1]
-            grads = buf.pop(node)
-            needs = None if need is None else need.get(node)
-            if need is not None and needs is None:
-                continue  # (leads to no input that was asked for)
-            ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf,
-                            heap, _NO_OWN, retain)
-            if ran and not retain_graph and node.saved:
-                node.saved = node.lane = None
-    for k, first in again:
-        got[k] = got[first]
-    return got
+        ev = prof.begin(node.name(), grads) if prof is not None else None
+        try:
+            ran = _run_node(node, grads, needs, captures, got, capture, create_graph, buf, heap,
+                            own, retain, nan)
+        except Exception:
+            if anomaly:
+                _show_forward_trace(node)
+            raise
+        finally:
+            if ev is not None:
+                prof.end(ev)
+        if ran and not retain_graph and node.saved:
+            node.saved = node.lane = None
+
+
+def _show_forward_trace(node: Any) -> None:
+    meta = node.metadata if node.__class__ is AccumulateGrad or node.hooked else {}
+    tb = meta.get("traceback_")
+    if tb is None:
+        warnings.warn(f"Error detected in {node.name()}. No forward pass information "
+                      "available. Enable detect anomaly during forward pass for more "
+                      "information.", stacklevel=4)
+    else:
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                      f"the error:\n{tb}", stacklevel=4)
+
+
+def _check_nan(node: Any, res: list[Any]) -> None:
+    for i, r in enumerate(res):
+        if r is None:
+            continue
+        r = r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
+        (r,) = tensors([r])
+        a = D.innermost(r)._data
+        if a.dtype.kind in "fc" and bool(np.isnan(a).any()):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               "output.")
+
+
+profiling: list[Any] = [None]  # the active profiler (dualad.profiler), if any
 
 
 def _bare(c: Any, create_graph: bool) -> Any:
@@ -591,7 +633,10 @@ def _tangent_of(c: Any, L: int) -> Any:
 
 def _hooks_of(node: Any) -> bool:
     """Whether an input's node has hooks that would see its gradient."""
-    return bool(node.pre_hooks or node.tensor_pre_hooks or node.retain)
+    if node.pre_hooks or node.tensor_pre_hooks or node.retain:
+        return True
+    m = node.variable._meta if node.__class__ is AccumulateGrad else None
+    return m is not None and bool(m.hooks)
 
 
 def _add_into(acc: Any, c: Any) -> bool:
@@ -641,7 +686,7 @@ def _add_into(acc: Any, c: Any) -> bool:
 
 def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: dict[Any, int],
               got: list[Any], capture: bool, create_graph: bool, buf: Any, heap: Any,
-              own: dict[Any, Any], retain: bool) -> bool:
+              own: dict[Any, Any], retain: bool, nan: bool = False) -> bool:
     """The general way through one node (hooks, captures, leaves); whether its rule ran
     (a captured input that leads to no other one asked for stops there, as in torch,
     keeping what its node saved)."""
@@ -661,26 +706,44 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 g = grads[nr] if create_graph else grads[nr].detach()
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
-    if hooked and node.pre_hooks:
+    leaf = node.__class__ is AccumulateGrad
+    if leaf:  # a leaf's own tensor hooks, then its AccumulateGrad's pre-hooks (torch's order)
+        m = node.variable._meta
+        if m is not None and m.hooks and grads[0] is not None:
+            for fn in list(m.hooks.values()):
+                r = fn(grads[0])
+                if r is not None:
+                    grads[0] = r
+    if leaf and node.pre_hooks and retain:  # (grad() does not run AccumulateGrad: it
+        # captures; ``retain``: a pass that writes .grad, backward's)
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if node in captures:
+    if node in captures:  # (what the tensor's hooks gave: before the node's own pre-hooks)
         for nr, g in enumerate(grads):
             k = captures.get((node, nr))
             if k is not None and g is not None:
                 got[k] = g if got[k] is None else got[k] + g
-    if node.__class__ is AccumulateGrad:
-        if not capture and grads[0] is not None:
-            _accumulate(node.variable, grads[0], create_graph)
-        return True
     edges = node.edges
     if needs is None:
-        needs = _every(edges)
-    if True not in needs:
-        return False
+        needs = _every(edges) if edges else ()
+    if not leaf and True not in needs:
+        return False  # a captured input the pass ends at: its node does not run, nor its hooks
+    if hooked and node.pre_hooks and not leaf:
+        for fn in list(node.pre_hooks.values()):
+            r = fn(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if leaf:
+        if not capture and grads[0] is not None:
+            _accumulate(node.variable, grads[0], create_graph, False)
+            for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
+                fn((), tuple(grads))
+        return True
     res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
+    if nan:  # (anomaly mode)
+        _check_nan(node, res)
     if hooked and node.hooks:  # hooks see Tensors, and may keep them
         res = [r.dense() if r.__class__ is Scatter else r.c if r.__class__ is Given else r
                for r in res]
@@ -694,9 +757,9 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     return True
 
 
-def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
+def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, hooks: bool = True) -> None:
     m = leaf._meta_()
-    for fn in list(m.hooks.values()):
+    for fn in list(m.hooks.values()) if hooks else ():
         r = fn(g)
         if r is not None:
             g = r
@@ -714,7 +777,9 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool) -> None:
     else:
         m.grad._data += g._data  # in place, keeping the layout
     for fn in list(m.post_hooks.values()):
-        fn(leaf)
+        if fn(leaf) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None; "
+                               "modify tensor.grad in place instead")
 
 
 def backward(
@@ -766,7 +831,11 @@ def backward(
                 continue
             done.add(id(D.innermost(t)))
             if t.is_leaf:
-                _accumulate(D.innermost(t), g, create_graph)
+                leaf = D.innermost(t)
+                _accumulate(leaf, g, create_graph, False)  # (its tensor hooks ran)
+                acc = leaf._meta_().acc
+                for fn in list(acc.hooks.values()) if acc is not None else ():
+                    fn((), (g,))  # (its AccumulateGrad's post-hooks)
             else:
                 m = t._meta_()
                 m.grad = g if m.grad is None else m.grad + g
@@ -819,6 +888,9 @@ def grad(
     allow_unused = materialize_grads if allow_unused is None else allow_unused
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise RuntimeError("grad requires non-empty inputs: pass the tensors to "
+                           "differentiate with respect to")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched and D.batched:
@@ -838,8 +910,14 @@ def grad(
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
+                if t.__class__ is EDGE:  # (a GradientEdge: the aval of that output)
+                    n, nr = t
+                    t = n.variable if n.__class__ is AccumulateGrad else \
+                        _make(np.empty(*n.out_avals[nr]))
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
                 g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
+                if create_graph:  # (differentiable further, as torch's zeros are)
+                    g.requires_grad_()
         elif is_grads_batched:
             g = _with_nb(g, 0)
         res.append(g)

@@ -10,7 +10,9 @@ caught; saved-tensor hooks pack and unpack it.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -37,9 +39,10 @@ class _Hooks(threading.local):
 
 
 saved_hooks = _Hooks()
-# How many threads have saved-tensor hooks pushed (whatever pushes onto ``saved_hooks.stack``
-# counts here). Reading a thread-local costs more than the rest of saving a value, so
-# recording reads ``saved_hooks`` only while this is nonzero.
+# How many saved-tensor hook pairs are pushed, in all threads, plus the threads in anomaly
+# mode. Reading a thread-local costs more than the rest of saving a value, so recording
+# reads ``saved_hooks`` (and the hot recorders leave their straight line for ``record``, or
+# ``record_traced`` in anomaly mode) only while this is nonzero.
 hooks_live = [0]
 
 
@@ -74,7 +77,7 @@ class SavedValue:
     instead (an in-place change makes its version nonzero).
     """
 
-    __slots__ = ("packed", "version", "vc", "unpack", "nr")
+    __slots__ = ("packed", "version", "vc", "unpack", "nr", "edge")
 
     def __init__(self, t: Tensor, is_output: bool = False, nr: int = 0) -> None:
         self.nr = nr if is_output else -1
@@ -82,24 +85,43 @@ class SavedValue:
         self.version = self.vc[0]
         v = _alias(t) if is_output else t
         if _hooks_on():
-            if saved_hooks.disabled is not None:
-                raise RuntimeError(saved_hooks.disabled)
             pack, self.unpack = saved_hooks.stack[-1]
             self.packed = pack(v)
+            if pack is copy_saved:  # (allow_mutation_on_saved_tensors: a change of t is not
+                self.vc = [self.version]  # a change of the copy)
+            # what unpack gives is a new Tensor: it takes the input's place in the graph, so
+            # that a graph recorded from it (create_graph) reaches the input
+            self.edge = edge_of(t) if not is_output and t._rg else None
         else:
             self.packed, self.unpack = v, None
 
     def get(self, node: Node, what: str) -> Tensor:
         if self.vc[0] != self.version:
             raise _modified(node, what, self.vc[0], self.version)
-        v = self.packed if self.unpack is None else self.unpack(self.packed)
-        if not isinstance(v, Tensor):
-            v = _make(np.asarray(v))
-            if self.unpack is None:  # a plain output saved as its bare array
+        if self.unpack is None:
+            v = self.packed
+            if v.__class__ is not Tensor:  # a plain output saved as its bare array
+                v = _make(np.asarray(v))
                 v._vc = self.vc
+        else:
+            v = self.unpack(self.packed)
+            if not isinstance(v, Tensor):
+                v = _make(np.asarray(v))
+            if self.edge is not None:
+                v = _as_input(v, *self.edge)
         if self.nr >= 0:
             v = _reattach(v, node, self.nr)
         return v
+
+
+def copy_saved(t: Tensor) -> Tensor:
+    """The pack hook of ``allow_mutation_on_saved_tensors``: a copy of the value saved, which
+    in-place changes of ``t`` do not reach (its tangents copied too)."""
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, copy_saved(t._primal), copy_saved(t._tangent))
+    u = _make(t._data.copy())
+    u._nb = t._nb
+    return u
 
 
 def _saved(s: Any, node: Node, what: str) -> Tensor:
@@ -160,6 +182,19 @@ def _alias(t: Tensor) -> Tensor:
     return u
 
 
+def _as_input(t: Tensor, node: Any, nr: int) -> Tensor:
+    """``t`` in the place of a saved input whose gradient flows to ``(node, nr)``: a leaf's
+    (``AccumulateGrad``) by sharing its autograd state, another by ``_reattach``."""
+    if node.__class__ is not AccumulateGrad:
+        return _reattach(t, node, nr)
+    if t._level and t._level < D.LIN:
+        return D.dual(t._level, _as_input(t._primal, node, nr), t._tangent)
+    u = _make(t._data)
+    u._nb, u._vc = t._nb, t._vc
+    u._rg, u._meta = True, node.variable._meta_()
+    return u
+
+
 def _reattach(t: Tensor, node: Node, nr: int) -> Tensor:
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _reattach(t._primal, node, nr), t._tangent)
@@ -212,6 +247,8 @@ class Node:
         return self._table("_metadata")
 
     def name(self) -> str:
+        if self.custom is not None:  # a custom Function: its class's name, as written
+            return self.prim.name + "Backward"
         return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
 
     def __repr__(self) -> str:
@@ -522,7 +559,31 @@ def new_node(prim: Any, params: dict[str, Any]) -> Node:
     path's recorders fill in the same fields inline)."""
     node = Node()
     _init_node(node, prim, params)
+    if hooks_live[0] and _gm.anomaly_threads[0] and _gm.anomaly.on:
+        node.metadata["traceback_"] = forward_trace()
     return node
+
+
+def record_traced(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
+    """``record``, and the node keeps the traceback of this forward call (anomaly mode:
+    ``D.hooks["record"]`` while some thread has it on)."""
+    record(prim, args, out, params)
+    if _gm.anomaly.on:
+        node = (out[0] if prim.multi else out)._node
+        if node is not None:
+            node.metadata["traceback_"] = forward_trace()
+
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package
+
+
+def forward_trace() -> str:
+    """The Python stack of the current forward call, up to the user's call into dualad."""
+    frames = traceback.extract_stack()[:-1]
+    while frames and (frames[-1].filename.startswith(_HERE)
+                      or frames[-1].filename.startswith("<dualad")):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
 
 
 def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
@@ -747,8 +808,8 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
 
     def record_unary(prim: Any, args: Any, out: Tensor) -> None:
         (a,) = args
-        if saves and hooks_live[0] and saved_hooks.stack:
-            return record(prim, args, out, {})
+        if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
+            return D.hooks["record"](prim, args, out, {})
         if a._meta is not None:
             _savable(a)
         d = a._data
@@ -831,8 +892,8 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     (``Node.lane``)."""
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
-    if hooks_live[0] and saved_hooks.stack:
-        return record(prim, args, out, {})
+    if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
+        return D.hooks["record"](prim, args, out, {})
     if not (ta and tb):
         if ta and b.__class__ in _SCALARS:
             return _record_one(prim, a, 0, b, out)
@@ -1069,4 +1130,6 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
+D.hooks["record_plain"] = record  # (what anomaly mode puts back)
+D.hooks["record_traced"] = record_traced
 D.hooks["recorder"] = recorder
