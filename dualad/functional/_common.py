@@ -82,25 +82,46 @@ def alias(t: Tensor) -> Tensor:
 
 
 def grad_preprocess(
-    inputs: Sequence[Tensor], create_graph: bool, need_graph: bool
+    inputs: Sequence[Tensor], create_graph: bool, need_graph: bool,
+    own: list[Tensor] | None = None,
 ) -> tuple[Tensor, ...]:
     """Fresh input Tensors for one functional call.
 
     With ``create_graph`` an input that already requires grad stays connected
-    to its history (so the result can be differentiated again w.r.t. it);
-    otherwise it is detached and made a leaf that requires grad iff
-    ``need_graph``.
+    to its history (so the result can be differentiated again w.r.t. it), and
+    one that is dual keeps its tangents (so an enclosing forward transform sees
+    through); otherwise it is detached and made a leaf that requires grad iff
+    ``need_graph``. With ``create_graph`` the leaves made here are appended to ``own``
+    (see :func:`retire`).
     """
     res = []
     for t in inputs:
         if create_graph and t.requires_grad:
             res.append(alias(t))
+        elif create_graph and is_dual(t):
+            if need_graph:
+                t, z = plus_zero_leaf(t)
+                if own is not None:
+                    own.append(z)
+            res.append(t)
         else:
             d = t.detach()
             if need_graph:
                 d.requires_grad_(True)
+                if create_graph and own is not None:  # (without, the results are detached)
+                    own.append(d)
             res.append(d)
     return tuple(res)
+
+
+def plus_zero_leaf(t: Tensor) -> tuple[Tensor, Tensor]:
+    """``(t + z, z)`` for a fresh zero leaf ``z`` that requires grad.
+
+    Differentiating w.r.t. ``z`` (or the sum) gives the derivative w.r.t. ``t``, while
+    ``t``'s own derivatives — an enclosing transform's graph, its tangents — flow on.
+    """
+    z = da.zeros(tuple(t.shape), dtype=t.dtype, requires_grad=True)
+    return t + z, z
 
 
 def grad_postprocess(values: Any, create_graph: bool) -> Any:

@@ -30,6 +30,7 @@ from ._common import (
     is_dual,
     is_tensor,
     outer_reverse,
+    plus_zero_leaf,
     primal_of,
     retire,
     tree_flatten,
@@ -71,11 +72,7 @@ def _reverse_leaf(x: Any, fn_name: str) -> tuple[Tensor, Tensor]:
     t = _to_tensor(x)
     _check_inexact(t, fn_name)
     if _tracked(t):
-        # Keep t's own derivatives (outer reverse graph, outer tangents) and
-        # add a zero leaf of our own: d out / d z is d out / d t, and it stays
-        # differentiable w.r.t. whatever t depends on.
-        z = da.zeros(tuple(t.shape), dtype=t.dtype, requires_grad=True)
-        return t + z, z
+        return plus_zero_leaf(t)
     leaf = t.detach()
     leaf.requires_grad_(True)
     return leaf, leaf
