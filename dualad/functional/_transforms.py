@@ -7,10 +7,20 @@ conjugate-Wirtinger gradient (``dL/dx + 1j dL/dy``), forward mode the R-linear
 differential, and transposes are adjoints for ``Re<a, b>``.
 
 The transforms compose (``jacfwd(grad(f))``, ``jacrev(jacrev(f))``,
-``grad(grad(f))``): an input that an enclosing transform is already
-differentiating (it requires grad, or is dual at a live level) is not
-detached; the inner transform differentiates w.r.t. a fresh zero leaf added to
-it and records its own backward pass, so the enclosing transform sees through.
+``grad(grad(f, argnums=1), argnums=0)``), also through closures
+(``x * grad(lambda y: x * y)(2.0)`` differentiated in ``x``):
+
+* an input that an enclosing transform is already differentiating (it requires
+  grad, or is dual at a live level) is not detached; the inner transform
+  differentiates w.r.t. a fresh zero leaf added to it (``plus_zero_leaf``);
+* the transform records its own backward pass, and keeps its results' history,
+  exactly when the function's output graph reaches a tensor that requires grad
+  other than its own leaves — an argument, a closure or a global alike
+  (``_common.outer_reverse``); otherwise it takes the fast path (no graph) and
+  its results lose only its own reverse history: tangents of an enclosing
+  forward transform stay (``_common.finish``);
+* its own leaves stop requiring grad when it returns (``_common.retire``), so an
+  enclosing transform does not take them for inputs of its own.
 """
 
 from __future__ import annotations
