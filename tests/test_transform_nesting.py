@@ -321,3 +321,24 @@ def test_a_result_keeps_history_only_where_an_enclosing_pass_reads_it():
     # under no_grad nothing is
     with da.no_grad():
         assert not F.grad(lambda a: a * dnp.sum(x))(0.3).requires_grad
+
+
+@pytest.mark.parametrize("name", ["vjp", "jvp", "hvp", "vhp"])
+def test_the_direction_v_is_differentiated_again(name):
+    # with create_graph the result is linear in v: its Jacobian in v is J (or H) itself
+    y0 = np.array([0.2, 0.5, -0.4])
+    fn = getattr(F, name)
+    g = (lambda y: dnp.sum(dnp.exp(y) * y[0])) if name in ("hvp", "vhp") else \
+        (lambda y: dnp.exp(y) * y[0])
+    ey = np.exp(y0)
+    if name in ("hvp", "vhp"):  # H of exp(y) . y0-weighted sum
+        want = np.diag(ey * y0[0])
+        want[0, :] += ey
+        want[:, 0] += ey
+    else:
+        want = np.diag(ey * y0[0])
+        want[:, 0] += ey
+        if name == "vjp":
+            want = want.T
+    for outer in (F.jacfwd, F.jacrev):
+        close(outer(lambda v: fn(g, T(y0), v, create_graph=True)[1])(np.ones(3)), want)
