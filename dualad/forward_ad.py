@@ -195,8 +195,11 @@ def _with_nb(t: Tensor, nb: int) -> Tensor:
     if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
         from .ops import linear as L
 
-        prim = L.rebatch if nb > t._nb else L.unbatch
-        return D.apply(prim, t, size=t._data.shape[0])
+        # one batch axis a step: ``size`` is the axis that joins (or leaves) the logical shape
+        while t._nb != nb:
+            prim = L.rebatch if nb > t._nb else L.unbatch
+            t = D.apply(prim, t, size=t._data.shape[t._nb - (prim is L.unbatch)])
+        return t
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))
     u = _make(t._data)

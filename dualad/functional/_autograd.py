@@ -33,6 +33,7 @@ from ._common import (
     numel,
     ones_like,
     primal_of,
+    retire,
     tangent_or_none,
     untuple,
     validate_v,
@@ -127,9 +128,10 @@ def vjp(
     tensor([[2., 2., 2.],
             [4., 4., 4.]])
     """
+    own: list[Tensor] = []
     with da.enable_grad():
         in_tuple, xs = as_tuple(inputs, "inputs", "vjp")
-        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True, own=own)
         out_tuple, outs = as_tuple(func(*xs), _OUT, "vjp", allow_arrays=False)
         if strict:
             check_outputs_differentiable(outs)
@@ -156,6 +158,7 @@ def vjp(
             elif strict and create_graph and not gj.requires_grad:
                 raise err_constant_jacobian(0, j, "vector-Jacobian product")
             res.append(gj)
+    retire(own)
     outs_r = grad_postprocess(tuple(outs), create_graph)
     res_r = grad_postprocess(tuple(res), create_graph)
     return untuple(outs_r, out_tuple), untuple(res_r, in_tuple)
@@ -202,10 +205,11 @@ def jvp(
     >>> t
     tensor([3., 6.])
     """
+    own: list[Tensor] = []
     ctx = da.enable_grad() if create_graph else _Null()
     with ctx:
         in_tuple, xs = as_tuple(inputs, "inputs", "jvp")
-        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph)
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph, own=own)
         vs = _directions(v, xs, in_tuple, "jvp", create_graph,
                          "the input to the user-provided function")
         with da.dual_level():
@@ -225,6 +229,7 @@ def jvp(
             elif strict and create_graph and not t.requires_grad:
                 raise err_constant_jacobian(i, 0, "Jacobian-vector product")
             res.append(t)
+    retire(own)
     outs_r = grad_postprocess(tuple(prims), create_graph)
     res_r = grad_postprocess(tuple(res), create_graph)
     return untuple(outs_r, out_tuple), untuple(res_r, out_tuple)
@@ -306,6 +311,7 @@ def jacobian(
         )
     check_chunk_size(chunk_size)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "jacobian")
+    own: list[Tensor] = []
     if strategy == "forward-mode":
         info: dict[str, bool] = {}
 
@@ -316,7 +322,7 @@ def jacobian(
 
         ctx = da.enable_grad() if create_graph else _Null()
         with ctx:
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph)
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph, own=own)
             _, J = forward_blocks(
                 flat, xs, vectorize=vectorize, chunk_size=chunk_size,
                 create_graph=create_graph, strict=strict,
@@ -324,7 +330,7 @@ def jacobian(
         out_tuple = info.get("tuple", False)
     else:
         with da.enable_grad():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             out_tuple, outs = as_tuple(func(*xs), _OUT, "jacobian", allow_arrays=False)
             if strict:
                 check_outputs_differentiable(outs)
@@ -333,6 +339,7 @@ def jacobian(
                 outs, xs, vectorize=vectorize, chunk_size=chunk_size,
                 create_graph=create_graph, strict=strict,
             )
+    retire(own)
     Jt = grad_postprocess(tuple(tuple(r) for r in J), create_graph)
     return untuple(Jt, (out_tuple, in_tuple))
 
@@ -397,6 +404,7 @@ def hessian(
     check_chunk_size(chunk_size)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
     n_in = len(xs0)
+    own: list[Tensor] = []
 
     def scalar(*a: Tensor) -> Tensor:
         out = _single_scalar_output(func(*a), "hessian")
@@ -418,7 +426,7 @@ def hessian(
 
     def by_rows() -> list[list[Tensor]]:  # reverse-over-reverse
         with da.enable_grad():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             out = scalar(*xs)
             g = inner_grad(out, xs, keep=True)
             if strict:
@@ -442,7 +450,7 @@ def hessian(
 
         # without create_graph, nothing differentiates the tangents by reverse mode
         with da.enable_grad(), _Null() if create_graph else untracked_tangents():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True)
+            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             return forward_blocks(
                 grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
                 create_graph=create_graph, strict=strict, what="Hessian",
@@ -462,6 +470,7 @@ def hessian(
             H = by_rows()
     else:
         H = by_rows()
+    retire(own)
     Ht = grad_postprocess(tuple(tuple(r) for r in H[:n_in]), create_graph)
     return untuple(Ht, (in_tuple, in_tuple))
 
@@ -504,9 +513,10 @@ def _hvp_impl(
     strict: bool,
 ) -> tuple[Any, Any]:
     """Forward-over-reverse: ``grad`` of ``func`` on dual inputs ``(x, v)`` has tangent ``H v``."""
+    own: list[Tensor] = []
     with da.enable_grad():
         in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
-        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True)
+        xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True, own=own)
         vs = _directions(v, xs, in_tuple, fn_name, create_graph,
                          "the input to the user-provided function")
         with da.dual_level() as level:
@@ -532,6 +542,7 @@ def _hvp_impl(
                         raise err_constant_jacobian(0, j, "Hessian-vector product")
                 res.append(zeros_like(xs[j]) if t is None or t is NO_TANGENT else t)
             out_p = primal_of(out)
+    retire(own)
     out_r = grad_postprocess(out_p, create_graph)
     res_r = grad_postprocess(tuple(res), create_graph)
     return out_r, untuple(res_r, in_tuple)

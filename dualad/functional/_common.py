@@ -82,25 +82,46 @@ def alias(t: Tensor) -> Tensor:
 
 
 def grad_preprocess(
-    inputs: Sequence[Tensor], create_graph: bool, need_graph: bool
+    inputs: Sequence[Tensor], create_graph: bool, need_graph: bool,
+    own: list[Tensor] | None = None,
 ) -> tuple[Tensor, ...]:
     """Fresh input Tensors for one functional call.
 
     With ``create_graph`` an input that already requires grad stays connected
-    to its history (so the result can be differentiated again w.r.t. it);
-    otherwise it is detached and made a leaf that requires grad iff
-    ``need_graph``.
+    to its history (so the result can be differentiated again w.r.t. it), and
+    one that is dual keeps its tangents (so an enclosing forward transform sees
+    through); otherwise it is detached and made a leaf that requires grad iff
+    ``need_graph``. With ``create_graph`` the leaves made here are appended to ``own``
+    (see :func:`retire`).
     """
     res = []
     for t in inputs:
         if create_graph and t.requires_grad:
             res.append(alias(t))
+        elif create_graph and is_dual(t):
+            if need_graph:
+                t, z = plus_zero_leaf(t)
+                if own is not None:
+                    own.append(z)
+            res.append(t)
         else:
             d = t.detach()
             if need_graph:
                 d.requires_grad_(True)
+                if create_graph and own is not None:  # (without, the results are detached)
+                    own.append(d)
             res.append(d)
     return tuple(res)
+
+
+def plus_zero_leaf(t: Tensor) -> tuple[Tensor, Tensor]:
+    """``(t + z, z)`` for a fresh zero leaf ``z`` that requires grad.
+
+    Differentiating w.r.t. ``z`` (or the sum) gives the derivative w.r.t. ``t``, while
+    ``t``'s own derivatives — an enclosing transform's graph, its tangents — flow on.
+    """
+    z = da.zeros(tuple(t.shape), dtype=t.dtype, requires_grad=True)
+    return t + z, z
 
 
 def grad_postprocess(values: Any, create_graph: bool) -> Any:
@@ -208,6 +229,117 @@ def is_dual(t: Tensor) -> bool:
     """True if ``t`` carries a tangent at some live dual level."""
     lv = getattr(t, "_level", 0)
     return bool(lv) and lv in _dispatch.live
+
+
+# ---------------------------------------------------------------------------
+# Nesting: what an enclosing transform sees of a transform's results
+# ---------------------------------------------------------------------------
+
+
+def _graph_tensors(t: Tensor) -> list[Tensor]:
+    """``t`` and the tangents it carries at live levels (and theirs, at lower levels):
+    the tensors whose reverse graphs hold its derivatives. A dual keeps its innermost
+    primal's graph fields, so its primals need no entry of their own."""
+    out, stack = [], [t]
+    while stack:
+        u = stack.pop()
+        out.append(u)
+        lv = u._level
+        if lv and lv < _dispatch.LIN:
+            tt = u._t
+            if lv in _dispatch.live and tt.__class__ is t.__class__:  # (a flat one's: an array)
+                stack.append(tt)
+            if u._p is not None:
+                stack.append(u._p)
+    return out
+
+
+def outer_reverse(values: Sequence[Any], own: Sequence[Tensor], enabled: bool) -> bool:
+    """Must a transform record its own backward pass (``create_graph``) and keep the
+    history of its results, so that an enclosing reverse pass differentiates through it?
+
+    Yes when grad mode was on (``enabled``, read before the transform turned it on) and
+    the reverse graph of ``values`` — the function's outputs, their tangents at live
+    levels included — reaches a tensor that requires grad other than the transform's own
+    fresh leaves ``own``: an enclosing transform's input, met as an argument, through a
+    closure or as a global alike. A node's ``leaf`` names the one leaf every path from it
+    leads to when there is one, so the walk mostly stops where it starts; when nothing
+    outer is reached, the transform keeps its fast path (no graph of its backward pass).
+    """
+    if not enabled:
+        return False
+    mine = {id(t) for t in own}
+    seen: set[Any] = set()
+    stack: list[Any] = []
+    for v in values:
+        if not is_tensor(v):
+            continue
+        for t in _graph_tensors(v):
+            if not t._rg:
+                continue
+            if t._node is None:  # a leaf itself
+                if id(_dispatch.innermost(t)) not in mine:
+                    return True
+            else:
+                stack.append(t._node)
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        lf = n.leaf
+        if lf is not None:  # every path from n ends at this one leaf (or n is it)
+            v = lf.variable
+            if v._rg and id(v) not in mine:  # (a retired leaf no longer requires grad)
+                return True
+            continue
+        for e in n.edges:
+            if e is not None:
+                stack.append(e[0])
+    return False
+
+
+def retire(own: Sequence[Tensor]) -> None:
+    """A transform's own fresh leaves stop requiring grad once it has its results.
+
+    Nothing outside the transform can differentiate w.r.t. them, and a result it keeps
+    the history of (see :func:`outer_reverse`) still leads to them: an enclosing
+    transform's walk must not take them for an input of its own, or it would record its
+    backward pass — and keep its results' history — for nothing.
+    """
+    for z in own:
+        z.requires_grad_(False)
+
+
+def finish(x: Any, keep: bool) -> Any:
+    """A transform's result as its caller gets it.
+
+    ``keep`` (see :func:`outer_reverse`): unchanged. Otherwise without the reverse
+    history the transform recorded — but with every tangent at a live level, which
+    belongs to an enclosing forward transform (``jacfwd`` or ``jvp`` around a function
+    that calls this transform on a dual argument or closure).
+    """
+    if keep or not is_tensor(x):
+        return x
+    return _without_history(x)
+
+
+def _without_history(t: Tensor) -> Tensor:
+    lv = t._level
+    if not lv or lv >= _dispatch.LIN:
+        d = t.detach()
+        d._nb = t._nb  # (a batched tangent keeps its batch axes)
+        return d
+    if t._p is None:  # flat: a plain primal in _data (and maybe a bare tangent array)
+        p = da.as_tensor(t._data)
+        p._nb, p._vc = t._nb, t._version_counter()
+    else:
+        p = _without_history(t._p)
+    if lv not in _dispatch.live:
+        return p
+    tt = t._t
+    tt = _without_history(tt) if tt.__class__ is t.__class__ else da.as_tensor(tt)
+    return _dispatch.dual(lv, p, tt)
 
 
 def tangent_or_none(t: Tensor) -> Tensor | None:

@@ -7,10 +7,20 @@ conjugate-Wirtinger gradient (``dL/dx + 1j dL/dy``), forward mode the R-linear
 differential, and transposes are adjoints for ``Re<a, b>``.
 
 The transforms compose (``jacfwd(grad(f))``, ``jacrev(jacrev(f))``,
-``grad(grad(f))``): an input that an enclosing transform is already
-differentiating (it requires grad, or is dual at a live level) is not
-detached; the inner transform differentiates w.r.t. a fresh zero leaf added to
-it and records its own backward pass, so the enclosing transform sees through.
+``grad(grad(f, argnums=1), argnums=0)``), also through closures
+(``x * grad(lambda y: x * y)(2.0)`` differentiated in ``x``):
+
+* an input that an enclosing transform is already differentiating (it requires
+  grad, or is dual at a live level) is not detached; the inner transform
+  differentiates w.r.t. a fresh zero leaf added to it (``plus_zero_leaf``);
+* the transform records its own backward pass, and keeps its results' history,
+  exactly when the function's output graph reaches a tensor that requires grad
+  other than its own leaves — an argument, a closure or a global alike
+  (``_common.outer_reverse``); otherwise it takes the fast path (no graph) and
+  its results lose only its own reverse history: tangents of an enclosing
+  forward transform stay (``_common.finish``);
+* its own leaves stop requiring grad when it returns (``_common.retire``), so an
+  enclosing transform does not take them for inputs of its own.
 """
 
 from __future__ import annotations
@@ -26,9 +36,13 @@ from ._common import (
     Tensor,
     TreeDef,
     check_chunk_size,
+    finish,
     is_dual,
     is_tensor,
+    outer_reverse,
+    plus_zero_leaf,
     primal_of,
+    retire,
     tree_flatten,
     tree_map,
     tree_unflatten,
@@ -63,19 +77,15 @@ def _tracked(x: Any) -> bool:
     return is_tensor(x) and (x.requires_grad or is_dual(x))
 
 
-def _reverse_leaf(x: Any, fn_name: str) -> tuple[Tensor, Tensor, bool]:
-    """(value to call func with, leaf to differentiate w.r.t., tracked?)."""
+def _reverse_leaf(x: Any, fn_name: str) -> tuple[Tensor, Tensor]:
+    """(value to call func with, leaf of our own to differentiate w.r.t.)."""
     t = _to_tensor(x)
     _check_inexact(t, fn_name)
     if _tracked(t):
-        # Keep t's own derivatives (outer reverse graph, outer tangents) and
-        # add a zero leaf of our own: d out / d z is d out / d t, and it stays
-        # differentiable w.r.t. whatever t depends on.
-        z = da.zeros(tuple(t.shape), dtype=t.dtype, requires_grad=True)
-        return t + z, z, True
+        return plus_zero_leaf(t)
     leaf = t.detach()
     leaf.requires_grad_(True)
-    return leaf, leaf, False
+    return leaf, leaf
 
 
 def _argnums_tuple(argnums: Argnums, nargs: int, fn_name: str) -> tuple[tuple[int, ...], bool]:
@@ -138,18 +148,8 @@ def _split_aux(res: Any, has_aux: bool, fn_name: str) -> tuple[Any, Any]:
     return res[0], res[1]
 
 
-def _needs_graph(leaves: Sequence[Any]) -> bool:
-    """Must our backward pass be recorded? Only if an enclosing *reverse* pass will
-    differentiate through it (an input requires grad, and grad mode is on);
-    enclosing forward passes see through an unrecorded backward pass anyway."""
-    return da.is_grad_enabled() and any(is_tensor(x) and x.requires_grad for x in leaves)
-
-
-def _finish(x: Any, keep: bool) -> Any:
-    """Detach a result unless an enclosing transform needs its history."""
-    if not is_tensor(x):
-        return x
-    return x if keep else x.detach()
+def _leaves(*trees: Any) -> list[Any]:
+    return [x for t in trees for x in tree_flatten(t)[0]]
 
 
 # ---------------------------------------------------------------------------
@@ -188,10 +188,10 @@ def value_and_grad(
     """
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        enabled = da.is_grad_enabled()
         spec = _Args(args, argnums, "grad")
-        graph = _needs_graph(spec.leaves)
         prepped = [_reverse_leaf(x, "grad") for x in spec.leaves]
-        tracked = any(p[2] for p in prepped)
+        targets = [p[1] for p in prepped]
         with da.enable_grad():
             res = func(*spec.rebuild([p[0] for p in prepped]), **kwargs)
             out, aux = _split_aux(res, has_aux, "grad")
@@ -207,18 +207,19 @@ def value_and_grad(
                     f"{np.dtype(out_t.dtype)}. For a complex output differentiate its real part "
                     "(or abs()**2), or use vjp."
                 )
-            targets = [p[1] for p in prepped]
+            keep = outer_reverse(_leaves(out_t, aux), targets, enabled)
             if out_t.requires_grad:
-                g = da.grad(out_t, targets, create_graph=graph, allow_unused=True)
+                g = da.grad(out_t, targets, create_graph=keep, allow_unused=True)
             else:
                 g = (None,) * len(targets)
+        retire(targets)
         gs = [
-            _finish(gj, tracked) if gj is not None else da.zeros(tuple(t.shape), dtype=t.dtype)
+            finish(gj, keep) if gj is not None else da.zeros(tuple(t.shape), dtype=t.dtype)
             for gj, t in zip(g, targets, strict=True)
         ]
-        value = _finish(primal_of(out_t) if not tracked else out_t, tracked)
+        value = finish(out_t, keep)
         if has_aux:
-            aux = tree_map(lambda a: _finish(a, tracked), aux)
+            aux = tree_map(lambda a: finish(a, keep), aux)
             return (value, aux), spec.nest(gs)
         return value, spec.nest(gs)
 
@@ -318,23 +319,25 @@ def jacrev(
     check_chunk_size(chunk_size)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        enabled = da.is_grad_enabled()
         spec = _Args(args, argnums, "jacrev")
-        graph = _needs_graph(spec.leaves)
         prepped = [_reverse_leaf(x, "jacrev") for x in spec.leaves]
-        tracked = any(p[2] for p in prepped)
+        targets = [p[1] for p in prepped]
         with da.enable_grad():
             res = func(*spec.rebuild([p[0] for p in prepped]), **kwargs)
             out, aux = _split_aux(res, has_aux, "jacrev")
             out_leaves, out_tree = tree_flatten(out)
             outs = [_to_tensor(o) for o in out_leaves]
+            keep = outer_reverse(_leaves(outs, aux), targets, enabled)
             J = reverse_blocks(
-                outs, [p[1] for p in prepped], vectorize=True, chunk_size=chunk_size,
-                create_graph=graph, strict=False,
+                outs, targets, vectorize=True, chunk_size=chunk_size,
+                create_graph=keep, strict=False,
             )
-        J = [[_finish(b, tracked) for b in row] for row in J]
+        retire(targets)
+        J = [[finish(b, keep) for b in row] for row in J]
         jac = _nest_jacobian(spec, out_tree, J)
         if has_aux:
-            return jac, tree_map(lambda a: _finish(a, tracked), aux)
+            return jac, tree_map(lambda a: finish(a, keep), aux)
         return jac
 
     wrapped.__name__ = f"jacrev({getattr(func, '__name__', 'func')})"
@@ -390,7 +393,7 @@ def jacfwd(
             t = _to_tensor(x)
             _check_inexact(t, "jacfwd")
             xs.append(t)  # not detached: an enclosing transform keeps seeing through
-        tracked = any(_tracked(t) for t in xs)
+        enabled = da.is_grad_enabled()
         info: dict[str, Any] = {}
 
         def flat(*leaves: Tensor) -> tuple[Tensor, ...]:
@@ -405,10 +408,12 @@ def jacfwd(
         _, J = forward_blocks(
             flat, xs, vectorize=True, chunk_size=chunk_size, create_graph=False, strict=False,
         )
-        J = [[_finish(b, tracked) for b in row] for row in J]
+        # no leaves of its own: whatever history the columns carry is an enclosing one's
+        keep = outer_reverse(_leaves(J, info["aux"]), (), enabled)
+        J = [[finish(b, keep) for b in row] for row in J]
         jac = _nest_jacobian(spec, info["tree"], J)
         if has_aux:
-            return jac, tree_map(lambda a: _finish(a, tracked), info["aux"])
+            return jac, tree_map(lambda a: finish(a, keep), info["aux"])
         return jac
 
     wrapped.__name__ = f"jacfwd({getattr(func, '__name__', 'func')})"
@@ -471,16 +476,16 @@ def linearize(
     >>> f_jvp(np.array([0.0, 2.0]))
     tensor([ 0., 24.])
     """
+    enabled = da.is_grad_enabled()
     leaves, in_tree = tree_flatten(primals)
-    graph = _needs_graph(leaves)
     prepped = [_reverse_leaf(x, "linearize") for x in leaves]
-    tracked = any(p[2] for p in prepped)
     targets = [p[1] for p in prepped]
     with da.enable_grad():
         res = func(*tree_unflatten(in_tree, [p[0] for p in prepped]))
         out, aux = _split_aux(res, has_aux, "linearize")
         out_leaves, out_tree = tree_flatten(out)
         outs = [_to_tensor(o) for o in out_leaves]
+        keep = outer_reverse(_leaves(outs, aux), targets, enabled)
         diff = [i for i, o in enumerate(outs) if o.requires_grad]
         # Placeholder cotangents: the backward pass is linear in them, so their
         # value (zero) never matters; only the recorded dependence on them does.
@@ -489,6 +494,7 @@ def linearize(
             gs = da.grad([outs[i] for i in diff], targets, ws, create_graph=True, allow_unused=True)
         else:
             gs = (None,) * len(targets)
+    retire(targets)
     # Inputs whose J^* w depends on w; the others contribute nothing to J u.
     live = [(j, g) for j, g in enumerate(gs) if g is not None and g.requires_grad]
 
@@ -501,11 +507,14 @@ def linearize(
             )
         us = [_to_tensor(u) for u in t_leaves]
         _check_like(us, targets, "Tangent", ValueError)
+        # recorded when an enclosing reverse pass reads it: through the function's graph
+        # or through the tangents given
+        rec = outer_reverse([*outs, *us], targets, da.is_grad_enabled())
         if live and ws:
             with da.enable_grad():
                 r = da.grad(
                     [g for _, g in live], ws, [us[j] for j, _ in live],
-                    retain_graph=True, create_graph=graph, allow_unused=True,
+                    retain_graph=True, create_graph=rec, allow_unused=True,
                 )
         else:
             r = (None,) * len(ws)
@@ -514,13 +523,13 @@ def linearize(
             k = diff.index(i) if i in diff else -1
             ri = r[k] if k >= 0 else None
             results.append(
-                _finish(ri, tracked) if ri is not None else da.zeros(tuple(o.shape), dtype=o.dtype)
+                finish(ri, rec) if ri is not None else da.zeros(tuple(o.shape), dtype=o.dtype)
             )
         return tree_unflatten(out_tree, results)
 
-    primal_out = tree_unflatten(out_tree, [_finish(o, tracked) for o in outs])
+    primal_out = tree_unflatten(out_tree, [finish(o, keep) for o in outs])
     if has_aux:
-        return primal_out, jvp_fn, tree_map(lambda a: _finish(a, tracked), aux)
+        return primal_out, jvp_fn, tree_map(lambda a: finish(a, keep), aux)
     return primal_out, jvp_fn
 
 
@@ -585,7 +594,9 @@ def linear_transpose(
         cs = [_to_tensor(c) for c in c_leaves]
         _check_like(cs, outs, "Cotangent", TypeError)
         sel = [(o, c) for o, c in zip(outs, cs, strict=True) if o.requires_grad]
-        keep = any(c.requires_grad for _, c in sel)
+        # the map may close over tracked values (A @ x with A requiring grad), and the
+        # cotangent may be tracked: both make the transpose differentiable again
+        keep = outer_reverse([*outs, *cs], zs, da.is_grad_enabled())
         if sel:
             with da.enable_grad():
                 g = da.grad([o for o, _ in sel], zs, [c for _, c in sel], retain_graph=True,
@@ -593,7 +604,7 @@ def linear_transpose(
         else:
             g = (None,) * len(zs)
         res = [
-            da.zeros(tuple(z.shape), dtype=z.dtype) if gj is None else _finish(gj, keep)
+            da.zeros(tuple(z.shape), dtype=z.dtype) if gj is None else finish(gj, keep)
             for gj, z in zip(g, zs, strict=True)
         ]
         return tuple(tree_unflatten(in_tree, res))
