@@ -77,10 +77,11 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
     "divide": (np.divide, "1 / b", "-y / b"),
-    # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0: only 0 * inf is masked, so
-    # d2/da db = 1/a stays right at b == 0 (and a Python exponent costs no mask)
-    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
-    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
+    # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0 (or b is a Python 0): only
+    # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
+    # costs no mask). log_as: a real base of a complex power has a complex log.
+    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
+    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
     "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
     "fmax": (
@@ -145,9 +146,16 @@ def _np_where(c: Any, x: Any, y: Any) -> Any:
 
 
 def _np_powm1(a: Any, b: Any) -> Any:
-    if b.__class__ in (int, float) and b != 0:
-        return a ** (b - 1)
-    return np.where(np.logical_and(np.equal(a, 0), np.equal(b, 0)), 0, a ** (b - 1))
+    if b.__class__ in (int, float):
+        return a ** (b - 1) if b != 0 else 0
+    m = np.logical_and(np.equal(a, 0), np.equal(b, 0))
+    return np.where(m, 0, np.where(m, 1, a) ** (b - 1))
+
+
+def _np_log_as(a: Any, y: Any) -> Any:
+    if y.dtype.kind == "c" and not np.iscomplexobj(a):
+        a = np.asarray(a, y.dtype)
+    return np.log(a)
 
 
 def _np_and(a: Any, b: Any) -> Any:
@@ -158,7 +166,7 @@ def _np_and(a: Any, b: Any) -> Any:
 
 
 np_namespace.update({
-    "powm1": _np_powm1,
+    "powm1": _np_powm1, "log_as": _np_log_as,
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
@@ -205,7 +213,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
-    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1",
+    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as",
 }
 
 
@@ -952,8 +960,10 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
 # the general way.
 #
 # On a one-element cotangent the engine runs its steps on NumPy scalars (``ix``, the index
-# of that element, not None): NumPy's scalar arithmetic is the same IEEE operation in the
-# same dtype as its array loops, at a tenth of a ufunc call's cost on a one-element array.
+# of that element, not None): NumPy's scalar arithmetic is the same operation in the same
+# dtype as its array loops, at a tenth of a ufunc call's cost on a one-element array —
+# exactly for + - * / (correctly rounded) and ufuncs (the same loop), within an ulp for
+# ``**`` (the C library's pow on scalars; NumPy's SIMD loop on arrays, on AVX-512 CPUs).
 # A step then reads the element of each array it was given (each has the output's shape:
 # the other operand of a step is a Python scalar, and ``f(x, x)``'s two are the input).
 
