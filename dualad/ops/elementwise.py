@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -174,6 +175,71 @@ np_namespace.update({
 })
 
 
+# -- floating-point errors inside the rules ----------------------------------------------
+#
+# A derivative at a singular point is inf or NaN (sqrt at 0, log at 0, arcsin at 1), as
+# torch's; computing it must not leak NumPy's RuntimeWarnings ("divide by zero", "invalid
+# value" of 0 * inf, or of a branch a ``where`` masks) from inside dualad, nor raise under
+# the user's ``np.errstate(all="raise")``. Two ways, so that the hot paths pay nothing:
+#
+# - the general rules (Tensor-level formulas and hand-written rules, the array rules
+#   ``_unary_tangent``, ``_binary_tangent``, ``fast_jvp``'s terms, ``fast_vjp``) run with
+#   NumPy's floating-point errors ignored (``_quietly``: NumPy's error-state context
+#   variable set and reset, a fraction of a microsecond; ``np.errstate`` where it is
+#   missing). The primal of the op itself is computed outside, in the user's error state.
+# - the generated hot code (hot functions, array transposes, the lane's steps) runs as it
+#   is, in a ``try`` (free unless something is raised): a warning raised there (this
+#   module's RuntimeWarnings are errors, by the filter below; an "error" filter or
+#   ``errstate(all="raise")`` of the user's) declines to the general way, which computes
+#   the primal again in the user's error state (its warning, if any, is NumPy's own) and
+#   the derivative quietly. Only singular points pay for that.
+#
+# A user's filter put before this one (``warnings.simplefilter("always")``) shows them.
+
+_FP = (RuntimeWarning, FloatingPointError)
+warnings.filterwarnings("error", category=RuntimeWarning, module=r"dualad\.ops\.elementwise\Z")
+np_namespace["__name__"] = __name__  # (warnings from formulas and generated code: this module)
+np_namespace["_FP"] = _FP
+
+try:  # NumPy 2's error state is a context variable: setting it directly is cheap
+    from numpy._core._ufunc_config import _extobj_contextvar as _errvar
+    from numpy._core._ufunc_config import _make_extobj
+
+    _QUIET = _make_extobj(all="ignore")
+    _quiet_set, _quiet_reset = _errvar.set, _errvar.reset
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - another NumPy
+    _quiet_set = None
+
+
+def _quietly(fn: Any) -> Any:
+    """``fn``, run with NumPy's floating-point errors ignored (see above)."""
+    if _quiet_set is None:  # pragma: no cover - another NumPy
+        return functools.wraps(fn)(np.errstate(all="ignore")(fn))
+
+    @functools.wraps(fn)
+    def quiet(*args: Any, **kw: Any) -> Any:
+        token = _quiet_set(_QUIET)
+        try:
+            return fn(*args, **kw)
+        finally:
+            _quiet_reset(token)
+
+    return quiet
+
+
+def _guarded(code: str, decline: str) -> str:
+    """The source of the one function ``code`` defines, its body in a ``try`` whose
+    floating-point warnings (or errors) return ``decline`` instead (see above)."""
+    lines = code.strip("\n").split("\n")
+    head = 0
+    while not lines[head].startswith("def "):
+        head += 1
+    body = ["    " + ln if ln.strip() else ln for ln in lines[head + 1:]]
+    return "\n".join(lines[:head + 1] + ["    try:"] + body + [
+        "    except _FP:  # (a singular point: the general way, quietly)",
+        f"        return {decline}"]) + "\n"
+
+
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only).
 
@@ -264,7 +330,7 @@ def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
             acc = apply(broadcast_to, acc, shape=out.shape)
         return acc
 
-    return jvp
+    return _quietly(jvp)
 
 
 def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
@@ -283,7 +349,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
-    p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
+    # the same formulas on Tensors (reverse's direct rule: transpose.elementwise_t)
+    p.coefs = [c[0] if c[0].__class__ is int else _quietly(c[0]) for c in compiled]
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(p, fn, srcs)
@@ -354,7 +421,16 @@ def fast_jvp(prim: Any, args: Any, L: int, params: Any = None) -> Any:
             return None
         arrays.append(o[0])
         tans.append(o[1])
-    y = prim.impl(*arrays)
+    try:
+        y = prim.impl(*arrays)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
+    return _terms(prim, arrays, tans, y, L)
+
+
+@_quietly
+def _terms(prim: Any, arrays: Any, tans: Any, y: Any, L: int) -> Any:
+    """``fast_jvp``'s tangent: ``sum_i t_i * f_i``, at a primal ``y`` computed already."""
     acc = None
     for t, f in zip(tans, prim.kernels, strict=True):
         if t is None or f == 0:
@@ -415,9 +491,14 @@ def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     if parts is None:
         return None
     x, g, nb = parts
-    return _unary_tangent(prim, x, g, nb, prim.impl(x), L)
+    try:
+        y = prim.impl(x)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
+    return _unary_tangent(prim, x, g, nb, y, L)
 
 
+@_quietly
 def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
     f = prim.kernels[0]
     if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
@@ -456,9 +537,14 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
         return None
     (xa, ga, na), (xb, gb, nbb) = pa, pb
     nb = na if na > nbb else nbb
-    return _binary_tangent(prim, xa, ga, xb, gb, nb, prim.impl(xa, xb), L)
+    try:
+        y = prim.impl(xa, xb)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
+    return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
 
+@_quietly
 def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
                     L: int) -> Any:
     if nb:  # batched tangents: their logical axes line up with the output's
@@ -771,11 +857,14 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
     return hot
 
 
-def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, **names: Any) -> Any:
+def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, decline: str = "None",
+              **names: Any) -> Any:
     """The function ``fname`` that ``code`` defines, over the array formulas' names (in a
-    namespace of its own, or in ``ns``)."""
+    namespace of its own, or in ``ns``), returning ``decline`` on a floating-point warning
+    (``_guarded``)."""
     if ns is None:
         ns = dict(np_namespace, _ndarray=_ndarray, **names)
+    code = _guarded(code, decline)
     exec(compile(code, f"<dualad {fname}>", "exec"), ns)  # noqa: S102
     fn = ns[fname]
     fn.source = code  # what was generated, for reading
@@ -790,7 +879,8 @@ def variant(prim: Any, kind: str) -> Any:
     fn = made.get(kind)
     if fn is None:
         code = _hot_source(prim.name, prim.formulas, kind)
-        fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__)
+        fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__,
+                                    _HEADS[kind][1])
     return fn
 
 
@@ -819,6 +909,7 @@ def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
     return c.sum(axis=axes, keepdims=True).reshape(want) if axes else c.reshape(want)
 
 
+@_quietly
 def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od: Any) -> Any:
     """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
     cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
@@ -947,7 +1038,8 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
                     for i, src in enumerate(srcs))
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
-    return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish,
+    return _compiled(code, f"transposed_{name}", None, decline[len("return "):],
+                     fast_vjp=fast_vjp, _ct_finish=_ct_finish,
                      **_COEF_NAMES)
 
 
@@ -1053,6 +1145,7 @@ for _name, _fn in NONDIFF.items():
 # -- non-holomorphic functions: R-linear rules ------------------------------------------
 
 
+@_quietly
 def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
@@ -1062,6 +1155,7 @@ def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], sgn)))
 
 
+@_quietly
 def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
@@ -1073,6 +1167,7 @@ def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return apply(_multiply, apply(PRIMS["subtract"], t, apply(_multiply, along, out)), inv)
 
 
+@_quietly
 def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
