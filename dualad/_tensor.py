@@ -151,12 +151,18 @@ class Tensor:
         return bool(self._data)
 
     def __float__(self) -> float:
+        if self._rg or self._level:
+            _warn_dropped(self, "float(t)")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._rg or self._level:
+            _warn_dropped(self, "int(t)")
         return int(self.item())
 
     def __complex__(self) -> complex:
+        if self._rg or self._level:
+            _warn_dropped(self, "complex(t)")
         return complex(self.item())
 
     def __index__(self) -> int:
@@ -358,16 +364,42 @@ def _inner(t: Tensor) -> Tensor:
     return t
 
 
-def _check_undifferentiated(t: Tensor, what: str) -> None:
+def _tracked(t: Tensor) -> str | None:
+    """Why ``t`` carries a derivative (it requires grad, or is dual at a live level), or
+    None."""
     from ._dispatch import live
 
+    if t._rg:
+        return "requires grad"
+    if t._level and t._level in live:
+        return f"carries a tangent at live level {t._level}"
+    return None
+
+
+_KEEP = ("To keep it, compute with dualad.numpy functions or Tensor methods (dnp.sin(t), "
+         "not math.sin(t)); call t.detach() first to drop it explicitly.")
+
+
+def _warn_dropped(t: Tensor, what: str, keep: str = _KEEP) -> None:
+    """Warn (as torch does) that ``what``, called by the user's code on a tracked ``t``,
+    leaves autodiff with its value; ``keep`` says how to keep the derivative."""
+    why = _tracked(t)
+    if why is None:
+        return
+    import warnings
+
+    warnings.warn(f"dualad: {what} on a tensor that {why} drops its derivative (the result "
+                  f"is a constant). {keep}", UserWarning, stacklevel=3)
+
+
+def _check_undifferentiated(t: Tensor, what: str) -> None:
     if t._level >= _LIN():
         raise RuntimeError(
             f"dualad: {what} on a symbolic tangent while reverse mode linearizes a JVP rule; "
             "a rule must apply dualad operations to tangents, not NumPy"
         )
-    if t._rg or (t._level and t._level in live):
-        why = "requires grad" if t._rg else f"carries a tangent at live level {t._level}"
+    why = _tracked(t)
+    if why is not None:
         raise RuntimeError(
             f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "
             "Call t.detach().numpy() (or np.asarray(t.detach())) if you mean to leave "

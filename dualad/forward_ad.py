@@ -134,11 +134,15 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
     t = tangent if isinstance(tangent, Tensor) else Tensor(np.asarray(tangent))
     want = ((t.shape[0],) if batched and t.ndim else ()) + x.shape
     if batched and t.ndim == 0:
-        raise ValueError("make_dual(batched=True): the tangent needs a leading batch axis")
-    if t.shape != want:
+        raise RuntimeError("make_dual(batched=True): the tangent needs a leading batch axis")
+    if t.shape != want:  # (torch's class: RuntimeError)
         exp = f"(B,) + {x.shape}" if batched else f"{x.shape}"
-        raise ValueError(
-            f"make_dual: tangent of shape {t.shape} does not match the primal: expected {exp}"
+        hint = ("; it has a leading axis of B tangents of the primal's shape: pass "
+                "batched=True to push them all in one pass"
+                if not batched and t.ndim == x.ndim + 1 and t.shape[1:] == x.shape else "")
+        raise RuntimeError(
+            f"make_dual: tangent of shape {t.shape} does not match the primal: expected "
+            f"{exp}{hint}"
         )
     if t.dtype.kind not in "fc":
         raise ValueError(

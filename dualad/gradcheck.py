@@ -153,6 +153,18 @@ class _Check:
         self.rng = np.random.default_rng(_SEED)
         self.diff_in = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
         self.outs = _as_tuple(func(*inputs))
+        for k, o in enumerate(self.outs):
+            if isinstance(o, (float, complex, np.inexact)) or (
+                    isinstance(o, np.ndarray) and _is_inexact(o)):
+                # (a float or an array made from the inputs has dropped its derivative:
+                # passing it over would report a check that checked nothing; an integer or
+                # a label has no derivative to check)
+                raise TypeError(
+                    f"gradcheck: func returned a {type(o).__name__} as output {k}, not a Tensor, "
+                    "so there is no derivative to check. Compute the output with dualad operations "
+                    "(dualad.numpy, Tensor methods) instead of float(), math or np.asarray, "
+                    "which drop the derivative"
+                )
         self.float_out = [k for k, o in enumerate(self.outs) if _is_tensor(o) and _is_inexact(o)]
         # Like torch, only outputs that require grad take part in the comparison.
         self.diff_out = [k for k in self.float_out if self.outs[k].requires_grad]

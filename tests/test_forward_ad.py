@@ -169,8 +169,14 @@ def test_errors():
     with pytest.raises(RuntimeError, match="no dual level is live"):
         da.make_dual(x, x)
     with da.dual_level():
-        with pytest.raises(ValueError, match="does not match the primal"):
+        # a wrong shape is torch's RuntimeError; a stack of tangents suggests batched=True
+        with pytest.raises(RuntimeError, match="does not match the primal") as e:
             da.make_dual(x, da.tensor([1.0, 2.0, 3.0]))
+        assert "batched=True" not in str(e.value)
+        with pytest.raises(RuntimeError, match=r"expected \(2,\).*pass batched=True"):
+            da.make_dual(x, da.ones((3, 2)))
+        with pytest.raises(RuntimeError, match="needs a leading batch axis"):
+            da.make_dual(da.tensor(1.0), da.tensor(1.0), batched=True)
         with pytest.raises(ValueError, match="tangents must be floating or complex"):
             da.make_dual(x, np.array([1, 2]))
         with pytest.raises(ValueError, match="only floating and complex"):

@@ -101,8 +101,9 @@ def test_the_lane_keeps_what_plain_arrays_gives():
 
 @pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("shape", [(3,), (1,), (), (1, 1)])
-def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
-    # (one element: the steps run on NumPy scalars)
+def test_the_lane_gives_the_general_paths_gradients(shape):
+    # bit for bit on arrays; one element: the steps run on NumPy scalars (scalar mode),
+    # within a few ulps (``_ULPS``, below)
     lanes = 0
     for y, ins in _graphs(shape):
         if not y.requires_grad or y.dtype.kind not in "fc":
@@ -117,7 +118,11 @@ def test_the_lane_gives_the_general_paths_gradients_bit_for_bit(shape):
             assert (a is None) == (b is None), y.grad_fn.name()
             if a is not None:
                 assert a.dtype == b.dtype and a.shape == b.shape == shape
-                np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=y.grad_fn.name())
+                if a.size == 1:
+                    _assert_close_ulps(y.grad_fn.name(), a.numpy(), b.numpy())
+                else:
+                    np.testing.assert_array_equal(a.numpy(), b.numpy(),
+                                                  err_msg=y.grad_fn.name())
     assert lanes > 150
 
 
@@ -149,7 +154,7 @@ def _chain(x, n=24):
 
 @pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("case", ["0-d", "float32", "seed float32", "seed int", "to float64"])
-def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
+def test_steps_give_the_general_paths_gradients(case):
     # the steps (a node's one input, of its output's float aval): the cotangent's dtype is
     # checked on entering the lane, each step keeps it, and a 0-d product is made an array
     dtype = np.float32 if case == "float32" else np.float64
@@ -166,7 +171,11 @@ def test_steps_give_the_general_paths_gradients_bit_for_bit(case):
         _no_lane(n)
     (want,) = da.grad(y, x, da.tensor(seed))
     assert got.dtype == want.dtype == x.dtype and got.shape == x.shape
-    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    if case == "0-d":  # scalar mode: within a few ulps, and once the two ways differ by
+        # one, each step after may round the other way (an ulp more at most)
+        _assert_close_ulps(case, got.numpy(), want.numpy(), ulps=_ULPS + len(nodes))
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
 _STEPPED = sorted(n for n, p in E.PRIMS.items() if getattr(p, "steps", ()))
@@ -186,40 +195,80 @@ def _step_both_ways(name, which, x, s, ct, dtype, shape):
         p0, p1 = (arr, s) if which == 0 else (s, arr)
         args = (p0, p1)
     if step is None:
-        return None, None
+        return None, None, None
     with np.errstate(all="ignore"):
         y = np.asarray(prim.ufunc(*args))
         c = np.full(shape, ct, dtype)
         ix = 0 if len(shape) == 1 else (0,) * len(shape)  # (as the engine indexes)
-        return step(c[ix], p0, p1, y, od, ix), step(c, p0, p1, y, od, None)
+        want = step(c, p0, p1, y, od, None)
+        # the size of the terms a pair's sum is made of (a sum may cancel: a few ulps of
+        # its terms can be many of the sum)
+        terms = None if want is None else np.abs(np.asarray(want, np.float64))
+        if which == "pair" and want is not None:
+            terms = sum(np.abs(np.asarray(t(c, p0, p1, y, od, None), np.float64))
+                        for t in prim.steps)
+        return step(c[ix], p0, p1, y, od, ix), want, terms
 
 
-def _assert_same(name, got, want, dtype, shape):
+# One-element cotangents run the steps on NumPy scalars (scalar mode). A ufunc computes
+# the same on a scalar as on an array (the same loop), but ``**`` on NumPy scalars is
+# NumPy's scalar arithmetic, which calls the C library's pow, while arrays take NumPy's
+# own loop: SIMD code on AVX-512 CPUs (SVML), within an ulp of the C library's, not bit
+# for bit (float_power's coefficient on float32: 0.6390096 vs 0.63900965). So scalar
+# mode is held to a few ulps of the array path (of the terms' size), which holds on any
+# CPU; +, -, *, / and ufuncs, correctly rounded or the same loop, agree exactly.
+_ULPS = 4
+
+
+def _assert_close_ulps(name, got, want, terms=None, ulps=_ULPS):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, name
+    if want.dtype.kind == "c":
+        for part in (np.real, np.imag):
+            _assert_close_ulps(name, part(got), part(want), None, ulps)
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    nan = np.isnan(w)
+    assert (np.isnan(g) == nan).all(), (name, got, want)  # (a NaN's sign bit may differ)
+    scale = np.abs(w) if terms is None else np.maximum(np.abs(w), terms)
+    apart = np.abs(_ordinal(got) - _ordinal(want))  # (the largest finite and inf: one)
+    near = (g == w) | (apart <= ulps) | (np.abs(g - w) <= ulps * np.spacing(
+        scale.astype(want.dtype)).astype(np.float64))
+    assert (near | nan).all(), (name, got, want)
+
+
+def _ordinal(a):
+    """Each float's place in the order of the floats of its dtype (adjacent: 1 apart)."""
+    i = np.ascontiguousarray(a).view(f"i{a.itemsize}").astype(np.int64)
+    mag = i & ((1 << (8 * a.itemsize - 1)) - 1)
+    return np.where(i < 0, -mag, mag)
+
+
+def _assert_same(name, got, want, dtype, shape, terms):
     assert (got is None) == (want is None), name
     if want is not None:
         want = np.asarray(want)
         assert got.__class__ is np.dtype(dtype).type, name
         assert want.dtype == dtype and want.shape == shape, name
-        if not (np.isnan(got) and np.isnan(want)):  # (a NaN's sign bit may differ)
-            assert np.asarray(got).tobytes() == want.reshape(()).tobytes(), (name, got, want)
+        _assert_close_ulps(name, np.asarray(got), want.reshape(()), terms.reshape(()))
 
 
-# scalar mode (the one-element arrays' element, NumPy scalar arithmetic) is the same IEEE
-# arithmetic in the same dtype as the arrays' ufunc loops: every step, on a grid of values
-# and on random ones
+# scalar mode (the one-element arrays' element, NumPy scalar arithmetic) is the same
+# arithmetic in the same dtype as the arrays' ufunc loops, within a few ulps (``_ULPS``):
+# every step, on a grid of values and on random ones
 _GRID = [0.0, -0.0, 0.3, -0.7, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan, 1e-310, 1e300]
 
 
 @pytest.mark.fastpath("hot", "transpose")
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_every_step_on_scalars_is_the_step_on_arrays_bit_for_bit(dtype):
+def test_every_step_on_scalars_is_the_step_on_arrays_within_ulps(dtype):
     checked = 0
     for name in _STEPPED:
         for which in (0, 1, "pair"):
             for x in _GRID:
                 for s in (0.5, -2.0, 3):
-                    got, want = _step_both_ways(name, which, x, s, 0.7, dtype, (1,))
-                    _assert_same(name, got, want, dtype, (1,))
+                    got, want, terms = _step_both_ways(name, which, x, s, 0.7, dtype, (1,))
+                    _assert_same(name, got, want, dtype, (1,), terms)
                     checked += want is not None
     assert checked > 2000
 
@@ -230,8 +279,8 @@ def test_every_step_on_scalars_is_the_step_on_arrays_bit_for_bit(dtype):
        shape=st.sampled_from([(), (1,), (1, 1)]))
 def test_a_step_on_scalars_is_the_step_on_arrays_at_random(name, which, x, s, ct, dtype,
                                                              shape):
-    got, want = _step_both_ways(name, which, x, s, ct, dtype, shape)
-    _assert_same(name, got, want, dtype, shape)
+    got, want, terms = _step_both_ways(name, which, x, s, ct, dtype, shape)
+    _assert_same(name, got, want, dtype, shape, terms)
 
 
 @pytest.mark.fastpath("hot", "transpose")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import functools
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -77,10 +78,11 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
     "divide": (np.divide, "1 / b", "-y / b"),
-    # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0: only 0 * inf is masked, so
-    # d2/da db = 1/a stays right at b == 0 (and a Python exponent costs no mask)
-    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
-    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log(a) * y)"),
+    # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0 (or b is a Python 0): only
+    # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
+    # costs no mask). log_as: a real base of a complex power has a complex log.
+    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
+    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
     "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
     "fmax": (
@@ -145,9 +147,16 @@ def _np_where(c: Any, x: Any, y: Any) -> Any:
 
 
 def _np_powm1(a: Any, b: Any) -> Any:
-    if b.__class__ in (int, float) and b != 0:
-        return a ** (b - 1)
-    return np.where(np.logical_and(np.equal(a, 0), np.equal(b, 0)), 0, a ** (b - 1))
+    if b.__class__ in (int, float):
+        return a ** (b - 1) if b != 0 else 0
+    m = np.logical_and(np.equal(a, 0), np.equal(b, 0))
+    return np.where(m, 0, np.where(m, 1, a) ** (b - 1))
+
+
+def _np_log_as(a: Any, y: Any) -> Any:
+    if y.dtype.kind == "c" and not np.iscomplexobj(a):
+        a = np.asarray(a, y.dtype)
+    return np.log(a)
 
 
 def _np_and(a: Any, b: Any) -> Any:
@@ -158,12 +167,77 @@ def _np_and(a: Any, b: Any) -> Any:
 
 
 np_namespace.update({
-    "powm1": _np_powm1,
+    "powm1": _np_powm1, "log_as": _np_log_as,
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
     "sign": np.sign, "floor": np.floor, "trunc": np.trunc,
 })
+
+
+# -- floating-point errors inside the rules ----------------------------------------------
+#
+# A derivative at a singular point is inf or NaN (sqrt at 0, log at 0, arcsin at 1), as
+# torch's; computing it must not leak NumPy's RuntimeWarnings ("divide by zero", "invalid
+# value" of 0 * inf, or of a branch a ``where`` masks) from inside dualad, nor raise under
+# the user's ``np.errstate(all="raise")``. Two ways, so that the hot paths pay nothing:
+#
+# - the general rules (Tensor-level formulas and hand-written rules, the array rules
+#   ``_unary_tangent``, ``_binary_tangent``, ``fast_jvp``'s terms, ``fast_vjp``) run with
+#   NumPy's floating-point errors ignored (``_quietly``: NumPy's error-state context
+#   variable set and reset, a fraction of a microsecond; ``np.errstate`` where it is
+#   missing). The primal of the op itself is computed outside, in the user's error state.
+# - the generated hot code (hot functions, array transposes, the lane's steps) runs as it
+#   is, in a ``try`` (free unless something is raised): a warning raised there (this
+#   module's RuntimeWarnings are errors, by the filter below; an "error" filter or
+#   ``errstate(all="raise")`` of the user's) declines to the general way, which computes
+#   the primal again in the user's error state (its warning, if any, is NumPy's own) and
+#   the derivative quietly. Only singular points pay for that.
+#
+# A user's filter put before this one (``warnings.simplefilter("always")``) shows them.
+
+_FP = (RuntimeWarning, FloatingPointError)
+warnings.filterwarnings("error", category=RuntimeWarning, module=r"dualad\.ops\.elementwise\Z")
+np_namespace["__name__"] = __name__  # (warnings from formulas and generated code: this module)
+np_namespace["_FP"] = _FP
+
+try:  # NumPy 2's error state is a context variable: setting it directly is cheap
+    from numpy._core._ufunc_config import _extobj_contextvar as _errvar
+    from numpy._core._ufunc_config import _make_extobj
+
+    _QUIET = _make_extobj(all="ignore")
+    _quiet_set, _quiet_reset = _errvar.set, _errvar.reset
+except (ImportError, AttributeError, TypeError):  # pragma: no cover - another NumPy
+    _quiet_set = None
+
+
+def _quietly(fn: Any) -> Any:
+    """``fn``, run with NumPy's floating-point errors ignored (see above)."""
+    if _quiet_set is None:  # pragma: no cover - another NumPy
+        return functools.wraps(fn)(np.errstate(all="ignore")(fn))
+
+    @functools.wraps(fn)
+    def quiet(*args: Any, **kw: Any) -> Any:
+        token = _quiet_set(_QUIET)
+        try:
+            return fn(*args, **kw)
+        finally:
+            _quiet_reset(token)
+
+    return quiet
+
+
+def _guarded(code: str, decline: str) -> str:
+    """The source of the one function ``code`` defines, its body in a ``try`` whose
+    floating-point warnings (or errors) return ``decline`` instead (see above)."""
+    lines = code.strip("\n").split("\n")
+    head = 0
+    while not lines[head].startswith("def "):
+        head += 1
+    body = ["    " + ln if ln.strip() else ln for ln in lines[head + 1:]]
+    return "\n".join(lines[:head + 1] + ["    try:"] + body + [
+        "    except _FP:  # (a singular point: the general way, quietly)",
+        f"        return {decline}"]) + "\n"
 
 
 class Ufunc(Primitive):
@@ -205,7 +279,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
-    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1",
+    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as",
 }
 
 
@@ -256,7 +330,7 @@ def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
             acc = apply(broadcast_to, acc, shape=out.shape)
         return acc
 
-    return jvp
+    return _quietly(jvp)
 
 
 def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
@@ -275,7 +349,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
-    p.coefs = [c[0] for c in compiled]  # the same formulas on Tensors (reverse's direct rule)
+    # the same formulas on Tensors (reverse's direct rule: transpose.elementwise_t)
+    p.coefs = [c[0] if c[0].__class__ is int else _quietly(c[0]) for c in compiled]
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(p, fn, srcs)
@@ -346,7 +421,16 @@ def fast_jvp(prim: Any, args: Any, L: int, params: Any = None) -> Any:
             return None
         arrays.append(o[0])
         tans.append(o[1])
-    y = prim.impl(*arrays)
+    try:
+        y = prim.impl(*arrays)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
+    return _terms(prim, arrays, tans, y, L)
+
+
+@_quietly
+def _terms(prim: Any, arrays: Any, tans: Any, y: Any, L: int) -> Any:
+    """``fast_jvp``'s tangent: ``sum_i t_i * f_i``, at a primal ``y`` computed already."""
     acc = None
     for t, f in zip(tans, prim.kernels, strict=True):
         if t is None or f == 0:
@@ -407,9 +491,14 @@ def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     if parts is None:
         return None
     x, g, nb = parts
-    return _unary_tangent(prim, x, g, nb, prim.impl(x), L)
+    try:
+        y = prim.impl(x)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
+    return _unary_tangent(prim, x, g, nb, y, L)
 
 
+@_quietly
 def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
     f = prim.kernels[0]
     if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
@@ -450,11 +539,14 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     nb = na if na > nbb else nbb
     try:
         y = prim.impl(xa, xb)
+    except _FP:  # (the general way computes it again, in the user's error state)
+        return None
     except ValueError as e:
         raise _D.mismatch(prim, xa, xb, e) from None
     return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
 
+@_quietly
 def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
                     L: int) -> Any:
     if nb:  # batched tangents: their logical axes line up with the output's
@@ -773,11 +865,14 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
     return hot
 
 
-def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, **names: Any) -> Any:
+def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, decline: str = "None",
+              **names: Any) -> Any:
     """The function ``fname`` that ``code`` defines, over the array formulas' names (in a
-    namespace of its own, or in ``ns``)."""
+    namespace of its own, or in ``ns``), returning ``decline`` on a floating-point warning
+    (``_guarded``)."""
     if ns is None:
         ns = dict(np_namespace, _ndarray=_ndarray, **names)
+    code = _guarded(code, decline)
     exec(compile(code, f"<dualad {fname}>", "exec"), ns)  # noqa: S102
     fn = ns[fname]
     fn.source = code  # what was generated, for reading
@@ -792,7 +887,8 @@ def variant(prim: Any, kind: str) -> Any:
     fn = made.get(kind)
     if fn is None:
         code = _hot_source(prim.name, prim.formulas, kind)
-        fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__)
+        fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__,
+                                    _HEADS[kind][1])
     return fn
 
 
@@ -821,6 +917,7 @@ def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
     return c.sum(axis=axes, keepdims=True).reshape(want) if axes else c.reshape(want)
 
 
+@_quietly
 def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od: Any) -> Any:
     """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
     cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
@@ -949,7 +1046,8 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
                     for i, src in enumerate(srcs))
     code = _TRANSPOSED.format(name=name, n=len(srcs), terms=terms,
                               unpack="(x,)" if len(srcs) == 1 else "a, b")
-    return _compiled(code, f"transposed_{name}", fast_vjp=fast_vjp, _ct_finish=_ct_finish,
+    return _compiled(code, f"transposed_{name}", None, decline[len("return "):],
+                     fast_vjp=fast_vjp, _ct_finish=_ct_finish,
                      **_COEF_NAMES)
 
 
@@ -962,8 +1060,10 @@ def _specialized_transposed(name: str, srcs: tuple[str, ...]) -> Any:
 # the general way.
 #
 # On a one-element cotangent the engine runs its steps on NumPy scalars (``ix``, the index
-# of that element, not None): NumPy's scalar arithmetic is the same IEEE operation in the
-# same dtype as its array loops, at a tenth of a ufunc call's cost on a one-element array.
+# of that element, not None): NumPy's scalar arithmetic is the same operation in the same
+# dtype as its array loops, at a tenth of a ufunc call's cost on a one-element array —
+# exactly for + - * / (correctly rounded) and ufuncs (the same loop), within an ulp for
+# ``**`` (the C library's pow on scalars; NumPy's SIMD loop on arrays, on AVX-512 CPUs).
 # A step then reads the element of each array it was given (each has the output's shape:
 # the other operand of a step is a Python scalar, and ``f(x, x)``'s two are the input).
 
@@ -1053,6 +1153,7 @@ for _name, _fn in NONDIFF.items():
 # -- non-holomorphic functions: R-linear rules ------------------------------------------
 
 
+@_quietly
 def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
@@ -1062,6 +1163,7 @@ def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], sgn)))
 
 
+@_quietly
 def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
@@ -1073,6 +1175,7 @@ def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return apply(_multiply, apply(PRIMS["subtract"], t, apply(_multiply, along, out)), inv)
 
 
+@_quietly
 def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":

@@ -18,7 +18,7 @@ import numpy as np
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
 from .._dispatch import apply
-from .._tensor import Tensor, _made, _make
+from .._tensor import Tensor, _made, _make, _warn_dropped
 from . import elementwise as E
 from . import linear as L
 from . import reductions as R
@@ -56,6 +56,9 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     tensor([1., 2.], requires_grad=True)
     """
     if isinstance(data, Tensor):
+        if data._rg or data._level:
+            _warn_dropped(data, "dualad.tensor(t)", "Use t.copy() to copy it with its "
+                          "derivative, or t.detach().copy() for the constant copy.")
         data = data._data
     t = _made(_make(_asarray(data, dtype=dtype, copy=True)))
     if requires_grad:
@@ -139,10 +142,20 @@ def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
 
 
 def powm1(a: Any, b: Any) -> Any:
-    """``a ** (b - 1)``, but 0 where ``a == b == 0`` (power's derivative without 0 * inf)."""
-    if b.__class__ in (int, float) and b != 0:
-        return a ** (b - 1)
-    return where(logical_and(a == 0, b == 0), 0, a ** (b - 1))
+    """``a ** (b - 1)``, but 0 where ``b == 0`` is a Python scalar (``x ** 0`` is constant)
+    and where ``a == b == 0``, with 1 for ``a`` there so that the masked branch has finite
+    derivatives (a derivative of it is 0 there, not 0 * inf)."""
+    if b.__class__ in (int, float):
+        return a ** (b - 1) if b != 0 else 0
+    m = logical_and(a == 0, b == 0)
+    return where(m, 0, where(m, 1, a) ** (b - 1))
+
+
+def log_as(a: Any, y: Any) -> Any:
+    """``log(a)`` in the dtype of ``y``: the complex log of a real base of a complex power."""
+    if y.dtype.kind == "c" and not _is_c(a):
+        a = astype(a, y.dtype) if isinstance(a, Tensor) else np.asarray(a, y.dtype)
+    return apply(_P["log"], a)
 
 
 def logical_and(a: Any, b: Any) -> Any:
@@ -270,8 +283,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """``numpy.std``."""
-    return apply(_P["sqrt"], var(a, axis=axis, ddof=ddof, keepdims=keepdims))
+    """``numpy.std``; its derivative is 0 where it is 0 (a constant slice), as torch's."""
+    v = var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    zero = np.asarray(v._data == 0)  # (an array: a 0-d result stays a Tensor)
+    if not zero.any():
+        return apply(_P["sqrt"], v)
+    # not 0 * inf: the masked branch takes the square root of 1, finite at every order
+    return where(zero, 0, apply(_P["sqrt"], where(zero, 1, v)))
 
 
 def _extreme(prim: Any, a: Any, axis: Any, keepdims: bool, name: str) -> Any:

@@ -16,14 +16,19 @@ from . import elementwise as E
 from . import linear as L
 
 _mul, _div, _eq = E.PRIMS["multiply"], E.PRIMS["divide"], E.PRIMS["equal"]
+_or, _and, _isnan = E.PRIMS["logical_or"], E.PRIMS["logical_and"], E.PRIMS["isnan"]
 
 
 def _extreme_jvp(primals: Any, tangents: Any, out: Any, *, axis: tuple[int, ...],
                  keepdims: bool) -> Any:
-    # Ties share the tangent evenly (torch's amax/amin convention).
+    # Ties share the tangent evenly (torch's amax/amin convention); a NaN result is
+    # attained by every NaN it reduced (NaN matches NaN, as torch's evenly spread
+    # gradient of max() has it), so an all-NaN slice spreads 1/n, not 0/0.
     x, t = primals[0], tangents[0]
     yk = out if keepdims else apply(L.reshape, out, shape=_kept(x.shape, axis))
     mask = apply(_eq, x, yk)
+    if np.isnan(out._data).any():
+        mask = apply(_or, mask, apply(_and, apply(_isnan, x), apply(_isnan, yk)))
     count = apply(L.reduce_sum, apply(L.astype, mask, dtype=x.dtype), axis=axis, keepdims=True)
     w = apply(_div, apply(L.astype, mask, dtype=x.dtype), count)
     return apply(L.reduce_sum, apply(_mul, t, w), axis=axis, keepdims=keepdims)

@@ -46,6 +46,7 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
     return F.reshape(r, shape)
 
 
+@E._quietly  # (ct * c_i: 0 * inf at a singular point is NaN, not a NumPy warning)
 def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
                   needs: Any, mine: bool = False, wrap: bool = False,
                   lazy: bool = False, dead: Any = None) -> list[Any]:
