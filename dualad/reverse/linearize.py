@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dispatch as D
 from .._tensor import Tensor, _make
 from ..ops import functions as F
+from ..ops.elementwise import _quietly
 
 
 class NonlinearTangentError(RuntimeError):
@@ -109,6 +110,7 @@ def linearize(owner: str, rule: Any, *args: Any) -> tuple[Any, list[Any]]:
     return out, prog
 
 
+@_quietly  # (0 * inf at a singular point is NaN, as the rule says, without NumPy's warning)
 def transpose_program(prog: list[Any], outs: Any, cts: Any, ins: list[Any]) -> list[Any]:
     """Cotangents of ``ins`` given cotangents of ``outs``, through ``prog`` backwards."""
     acc: dict[int, Any] = {}
