@@ -342,3 +342,28 @@ def test_the_direction_v_is_differentiated_again(name):
             want = want.T
     for outer in (F.jacfwd, F.jacrev):
         close(outer(lambda v: fn(g, T(y0), v, create_graph=True)[1])(np.ones(3)), want)
+
+
+@pytest.mark.parametrize("inner", ["vjp", "jvp", "jacobian", "jacobian-forward", "hvp", "vhp"])
+def test_forward_mode_sees_through_torch_style_functions_without_create_graph(inner):
+    """With create_graph=False a torch-style function drops its reverse history, never the
+    tangents of an enclosing forward transform: they came back as a silent zero."""
+    f = lambda x: dnp.sin(x) * x  # noqa: E731
+    loss = lambda x: dnp.sum(f(x))  # noqa: E731
+    ones = da.ones(2)
+    calls = {
+        "vjp": lambda x: F.vjp(f, x, ones)[1],
+        "jvp": lambda x: F.jvp(f, x, ones)[1],
+        "jacobian": lambda x: F.jacobian(f, x).sum(0),
+        "jacobian-forward": lambda x: F.jacobian(f, x, vectorize=True,
+                                                 strategy="forward-mode").sum(0),
+        "hvp": lambda x: F.hvp(loss, x, ones)[1],
+        "vhp": lambda x: F.vhp(loss, x, ones)[1],
+    }
+    x0 = np.array([0.3, 0.7, -1.1])
+    ones = da.ones(3)
+    d2 = 2 * np.cos(x0) - x0 * np.sin(x0)  # (sin x * x)''
+    d3 = -3 * np.sin(x0) - x0 * np.cos(x0)
+    want = np.diag(d3 if inner in ("hvp", "vhp") else d2)
+    got = F.jacfwd(calls[inner])(x0)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-14)

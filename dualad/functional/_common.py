@@ -88,17 +88,18 @@ def grad_preprocess(
     """Fresh input Tensors for one functional call.
 
     With ``create_graph`` an input that already requires grad stays connected
-    to its history (so the result can be differentiated again w.r.t. it), and
-    one that is dual keeps its tangents (so an enclosing forward transform sees
-    through); otherwise it is detached and made a leaf that requires grad iff
-    ``need_graph``. With ``create_graph`` the leaves made here are appended to ``own``
-    (see :func:`retire`).
+    to its history (so the result can be differentiated again w.r.t. it). One that
+    is dual keeps its tangents, with or without ``create_graph`` (an enclosing
+    forward transform sees through: a backward pass inside a dual level carries
+    tangents, recorded or not; detaching would hand it a silent zero). Otherwise
+    it is detached and made a leaf that requires grad iff ``need_graph``. The leaves
+    made here are appended to ``own`` (see :func:`retire`).
     """
     res = []
     for t in inputs:
         if create_graph and t.requires_grad:
             res.append(alias(t))
-        elif create_graph and is_dual(t):
+        elif is_dual(t):
             if need_graph:
                 t, z = plus_zero_leaf(t)
                 if own is not None:
@@ -125,12 +126,13 @@ def plus_zero_leaf(t: Tensor) -> tuple[Tensor, Tensor]:
 
 
 def grad_postprocess(values: Any, create_graph: bool) -> Any:
-    """Detach results (recursively through tuples) unless a graph was requested."""
+    """Results (recursively through tuples) without their reverse history unless a graph
+    was requested; tangents at live levels stay (:func:`finish`)."""
     if create_graph:
         return values
     if isinstance(values, tuple):
         return tuple(grad_postprocess(v, False) for v in values)
-    return values.detach() if is_tensor(values) else values
+    return finish(values, False)
 
 
 def validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], other_is_tuple: bool) -> None:
