@@ -236,7 +236,8 @@ UNARY_OPS: dict[str, tuple[str, str | None]] = {
     "abs": ("nz", "nz"), "sign": ("nz", "nz"), "angle": ("nz", "nz"), "conj": ("any", "any"),
     "real": ("any", "any"), "imag": ("any", "any"),
 }
-UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",)}
+UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",), "deg2rad": ("radians",),
+                 "rad2deg": ("degrees",)}
 
 # name: (domain a, domain b, complex domains (a, b) or None)
 BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
@@ -314,6 +315,9 @@ def _where_samples(g: Gen) -> list[Sample]:
         Sample((g.cond((3,)), g((2, 1)), 0.0), {}, (1,), "pyscalar"),
         Sample((g.cond(()), g((2, 3)), g((2, 3))), {}, (1, 2), "0d-cond"),
         Sample((g.cond((0, 3)), g((0, 3)), g((3,))), {}, (1, 2), "empty"),
+        # a Python bool condition: NumPy's result shape all the same
+        Sample((False, g((2, 3)), g((3,))), {}, (1, 2), "pybool-false-bcast"),
+        Sample((True, g((3,)), g((2, 3))), {}, (1, 2), "pybool-true-bcast"),
     ]
 
 
@@ -643,7 +647,9 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("cross", lambda ns, a, b, **kw: ns.cross(a, b, **kw),
                _two([("vec", ((3,), "C"), ((3,), "S"), {}),
                      ("batch", ((2, 3), "T"), ((1, 3), "C"), {}),
-                     ("axis0", ((3, 2), "C"), ((3, 2), "F"), {"axis": 0})]), ALL))
+                     ("axis0", ((3, 2), "C"), ((3, 2), "F"), {"axis": 0}),
+                     ("axisabc", ((3, 2), "C"), ((2, 3), "F"),
+                      {"axisa": 0, "axisb": 1, "axisc": 0})]), ALL))
     one("atleast_1d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "C", {}))
     one("atleast_2d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}))
     add(OpInfo("concatenate", lambda ns, *xs, **kw: ns.concatenate(xs, **kw), _seq_samples([
@@ -651,17 +657,20 @@ def _entries() -> list[OpInfo]:
         ("axis1", [((2, 1), "C"), ((2, 3), "F"), ((2, 0), "C")], {"axis": 1}),
         ("axisNone", [((2, 2), "C"), ((3,), "S")], {"axis": None}),
         ("one", [((3,), "C")], {}),
+        ("dtype", [((2,), "C"), ((3,), "S")], {"dtype": "complex128", "casting": "same_kind"}),
     ]), ALL, covers=("concat",)))
     add(OpInfo("stack", lambda ns, *xs, **kw: ns.stack(xs, **kw), _seq_samples([
         ("axis0", [((2, 3), "C"), ((2, 3), "T")], {}),
         ("axis-1", [((3,), "S"), ((3,), "C"), ((3,), "C")], {"axis": -1}),
         ("0d", [((), "C"), ((), "C")], {}),
     ]), ALL))
-    add(OpInfo("hstack", lambda ns, *xs: ns.hstack(xs), _seq_samples([
+    add(OpInfo("hstack", lambda ns, *xs, **kw: ns.hstack(xs, **kw), _seq_samples([
         ("1d", [((2,), "C"), ((3,), "S")], {}), ("2d", [((2, 1), "C"), ((2, 2), "F")], {}),
-        ("0d", [((), "C"), ((2,), "C")], {})]), ALL))
-    add(OpInfo("vstack", lambda ns, *xs: ns.vstack(xs), _seq_samples([
-        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((1, 2), "C"), ((2, 2), "T")], {})]),
+        ("0d", [((), "C"), ((2,), "C")], {}),
+        ("dtype", [((2,), "C"), ((3,), "S")], {"dtype": "complex128"})]), ALL))
+    add(OpInfo("vstack", lambda ns, *xs, **kw: ns.vstack(xs, **kw), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((1, 2), "C"), ((2, 2), "T")], {}),
+        ("dtype", [((3,), "C"), ((3,), "S")], {"dtype": "complex128", "casting": "safe"})]),
         ALL))
     one("split", ((6,), "C", {"indices_or_sections": 3}),
         ((2, 5), "T", {"indices_or_sections": [1, 3], "axis": 1}),
@@ -736,7 +745,156 @@ def _entries() -> list[OpInfo]:
     op2("Tensor.__pow__", lambda a, b: a ** b, "pos", "any", REAL)
     add(OpInfo("Tensor.__mod__", lambda ns, a, b: a % b, _mod_samples))
     add(OpInfo("Tensor.__matmul__", lambda ns, a, b: a @ b, _two(MATMUL[:4]), ALL))
+    add(OpInfo("Tensor.__rmod__", lambda ns, a, b: a % b, lambda g: [
+        Sample((0.7, np.array([0.3, 0.45, 1.1, -0.5, -1.3, 2.0], g.dtype)), {}, (1,), "pyscalar"),
+        Sample((np.float64(-1.3), np.array([[0.7, 1.1]], g.dtype)), {}, (1,), "np-scalar")]))
+    _more_entries(add)
     return E
+
+
+# ---------------------------------------------------------------- issue 21: more of NumPy
+
+
+def _pair_forms(forms: dict[str, Callable[..., Any]], shapes: Any) -> Callable[
+        [Gen], list[Sample]]:
+    """Samples (form, a, b): ``forms[form](ns, a, b)`` builds the call from two arrays."""
+
+    def samples(g: Gen) -> list[Sample]:
+        return [Sample((f, g(sa, "any", la), g(sb, "any", lb)), {}, (1, 2), f)
+                for f in forms for (sa, la), (sb, lb) in [shapes]]
+
+    return samples
+
+
+ARRAY_FORMS: dict[str, Callable[..., Any]] = {
+    "nested": lambda ns, a, b: ns.array([[a, b * 2.0], [b, a]]),
+    "mixed": lambda ns, a, b: ns.array([a, [0.5, 1.0, -2.0], b[::-1], np.arange(3)]),
+    "scalars": lambda ns, a, b: ns.array([a[0], 1.5, b[2], a[1] * b[1]]),
+    "tuple-ndmin": lambda ns, a, b: ns.array((a, b), ndmin=4),
+    "dtype": lambda ns, a, b: ns.array([a, b], dtype=np.complex128),
+    "one": lambda ns, a, b: ns.array(a) * ns.array(b),
+    "asarray": lambda ns, a, b: ns.asarray([a, b + 1.0]),
+    "asanyarray": lambda ns, a, b: ns.asanyarray((b, a)),
+}
+CONCAT_FORMS: dict[str, Callable[..., Any]] = {
+    "r_": lambda ns, a, b: ns.r_[a, 0.5, 1:3, b],
+    "r_-directive": lambda ns, a, b: ns.r_["0,2", a, b],
+    "r_-directive3": lambda ns, a, b: ns.r_["1,2,0", a, b],
+    "r_-linspace": lambda ns, a, b: ns.r_[a, 0:1:4j],
+    "c_": lambda ns, a, b: ns.c_[a, b],
+    "c_-range": lambda ns, a, b: ns.c_[a, 1:4, b * b],
+}
+# NumPy functions given Python lists of Tensors where they take array-likes
+LIST_ARGS: dict[str, Callable[..., Any]] = {
+    "mean": lambda ns, a, b: ns.mean([a, b], axis=0),
+    "std": lambda ns, a, b: ns.std([a, b]),
+    "var": lambda ns, a, b: ns.var([a, b * a], axis=1, ddof=1),
+    "linalg.norm": lambda ns, a, b: ns.linalg.norm([a, b]),
+    "append": lambda ns, a, b: ns.append([a[0], b[1]], [b, a]),
+    "sum": lambda ns, a, b: ns.sum([[a, b], [b, b]], axis=(0, 2)),
+    "exp-of-stack": lambda ns, a, b: ns.exp(ns.stack([a, [1.0, 2.0, 3.0]])),
+    "dot": lambda ns, a, b: ns.dot([a, b], [1.0, 2.0, 3.0]),
+}
+
+
+def _linspace_samples(g: Gen) -> list[Sample]:
+    return [Sample((g(()), g(())), {}, (0, 1), "0d"),
+            Sample((g(()), g((2,))), {"num": 4, "endpoint": False}, (0, 1), "vec-noend"),
+            Sample((g((2,)), g((3, 1))), {"num": 3, "axis": -1}, (0, 1), "axis-1"),
+            Sample((g(()), 2.0), {"num": 5}, (0,), "t-pyscalar"),
+            Sample((g(()), g(())), {"num": 1}, (0, 1), "num1"),
+            Sample((g(()), g(())), {"num": 3, "retstep": True}, (0, 1), "retstep")]
+
+
+def _gradient_samples(g: Gen) -> list[Sample]:
+    x = np.array([0.0, 0.5, 1.7, 2.0, 3.5])
+    return [
+        Sample((g((5,)),), {}, (0,), "1d"),
+        Sample((g((3, 4), layout="F"),), {}, (0,), "2d"),
+        Sample((g((3, 4)), 0.5), {"axis": 1, "edge_order": 2}, (0,), "dx-edge2"),
+        Sample((g((5, 2)), x), {"axis": 0}, (0,), "coords"),
+        Sample((g((5, 3), layout="T"), x, 2.0), {"edge_order": 2}, (0,), "coords-edge2"),
+        Sample((g((2, 3)),), {"axis": -1}, (0,), "short"),
+    ]
+
+
+def _select_samples(g: Gen) -> list[Sample]:
+    c1, c2 = g.cond((2, 3)), g.cond((3,))
+    return [Sample((c1, c2, g((2, 3)), g((3,))), {}, (2, 3), "bcast"),
+            Sample((c1, c2, g((2, 3)), g((2, 3))), {"default": 1.5}, (2, 3), "default")]
+
+
+def _nan_to_num_samples(g: Gen) -> list[Sample]:
+    # (finite differences of the default replacement of inf, the largest float, overflow)
+    a, b = g((3, 4)), g((2, 3), layout="T")
+    a[0, 1], a[1, 2], a[2, 0] = np.nan, np.inf, -np.inf
+    b[1, 1] = np.nan
+    return [Sample((a,), {"nan": 2.0, "posinf": 9.0, "neginf": -9.0}, (0,), "values"),
+            Sample((b,), {}, (0,), "nan-default"),
+            Sample((g((2, 3)),), {}, (0,), "finite")]
+
+
+def _eig_matrix(g: Gen, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A non-normal 3x3 with well-separated eigenvalues (a similarity of diag(-1, .5, 2))."""
+    s = g(batch + (3, 3)) + 2 * np.eye(3)
+    d = np.diag(np.array([-1.0, 0.5, 2.0]))
+    return (s @ d @ np.linalg.inv(s)).astype(g.dtype)
+
+
+def _rotating(g: Gen) -> np.ndarray:
+    """A real 3x3 with a complex pair of eigenvalues 1 +- 2j and a real one, -1 (for complex
+    dtypes a general matrix: perturbing a real one off the real line reorders LAPACK's
+    eigenvalues)."""
+    if g.cplx:
+        return _eig_matrix(g)
+    s = g((3, 3), real=True) + 2 * np.eye(3)
+    d = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, -1.0]])
+    return (s @ d @ np.linalg.inv(s)).astype(g.dtype)
+
+
+def _more_entries(add: Callable[[OpInfo], None]) -> None:
+    def one(name: str, *specs: Any, dom: str = "any", dts: Any = ALL, **kw: Any) -> None:
+        add(OpInfo(name, lambda ns, x, **k: getattr(ns, name)(x, **k),
+                   lambda g: _s(g, *specs, dom=dom), dts, **kw))
+
+    add(OpInfo("array", lambda ns, form, a, b: ARRAY_FORMS[form](ns, a, b),
+               _pair_forms(ARRAY_FORMS, (((3,), "S"), ((3,), "C"))), ALL,
+               covers=("asarray", "asanyarray")))
+    add(OpInfo("r_", lambda ns, form, a, b: CONCAT_FORMS[form](ns, a, b),
+               _pair_forms(CONCAT_FORMS, (((3,), "C"), ((3,), "N"))), ALL, covers=("c_",)))
+    add(OpInfo("array-likes(lists of Tensors)", lambda ns, form, a, b: LIST_ARGS[form](ns, a, b),
+               _pair_forms(LIST_ARGS, (((3,), "C"), ((3,), "S"))), REAL))
+    one("copy", ((2, 3), "F", {}), ((), "C", {}))
+    one("atleast_3d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}), ((2, 1, 3), "C", {}))
+    add(OpInfo("dstack", lambda ns, *xs: ns.dstack(xs), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((2, 2), "F"), ((2, 2), "C")], {})]),
+        ALL))
+    one("rot90", ((2, 3), "T", {}), ((2, 3, 4), "C", {"k": 3, "axes": (2, 0)}),
+        ((3, 2), "C", {"k": 2}), ((2, 2), "F", {"k": -1}), ((2, 3), "C", {"k": 4}))
+    one("rollaxis", ((2, 3, 4), "C", {"axis": 2}), ((2, 3, 4), "S", {"axis": 0, "start": 3}),
+        ((2, 3), "C", {"axis": -1, "start": -2}))
+    one("vsplit", ((4, 3), "T", {"indices_or_sections": 2}),
+        ((3, 2), "C", {"indices_or_sections": [1]}))
+    one("hsplit", ((6,), "S", {"indices_or_sections": 3}),
+        ((2, 4), "F", {"indices_or_sections": [1, 3]}))
+    one("dsplit", ((2, 1, 4), "C", {"indices_or_sections": 2}))
+    add(OpInfo("select", lambda ns, c1, c2, a, b, **kw: ns.select([c1, c2], [a, b], **kw),
+               _select_samples, ALL))
+    add(OpInfo("nan_to_num", lambda ns, x, **kw: ns.nan_to_num(x, **kw), _nan_to_num_samples))
+    one("real_if_close", ((2, 3), "C", {}), ((), "C", {}), dts=REAL)
+    one("partition", ((6,), "S", {"kth": 2}), ((3, 4), "T", {"kth": (0, 3), "axis": 1}),
+        ((3, 4), "F", {"kth": 1, "axis": 0}), ((2, 3), "C", {"kth": -1, "axis": None}),
+        dom="distinct", dts=REAL)
+    add(OpInfo("gradient", lambda ns, x, *h, **kw: ns.gradient(x, *h, **kw), _gradient_samples,
+               ALL))
+    add(OpInfo("linspace", lambda ns, a, b, **kw: ns.linspace(a, b, **kw), _linspace_samples))
+    add(OpInfo("einsum(sublists)", lambda ns, form, a, b: {
+        "matmul": lambda: ns.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+        "implicit": lambda: ns.einsum(a, [0, 1], b, [1, 2]),
+        "ellipsis": lambda: ns.einsum(a, [Ellipsis, 1], b, [1, 2], [Ellipsis, 2]),
+        "trace": lambda: ns.einsum(a[:, :2], [0, 0]),
+    }[form](), lambda g: [Sample((f, g((2, 3), layout="T"), g((3, 4))), {}, (1, 2), f)
+                          for f in ("matmul", "implicit", "ellipsis", "trace")], ALL))
 
 
 # Non-differentiable results: called on dual / requires-grad inputs, they must give plain
@@ -776,6 +934,12 @@ NONDIFF: dict[str, Callable[..., Any]] = {
     "Tensor.__ge__": lambda ns, x, y: x >= y,
     "Tensor.__eq__": lambda ns, x, y: x == y,
     "Tensor.__floordiv__": lambda ns, x, y: x // y,
+    "iscomplex": lambda ns, x, y: ns.iscomplex(x),
+    "isreal": lambda ns, x, y: ns.isreal(x),
+    "iscomplexobj": lambda ns, x, y: ns.iscomplexobj(x),
+    "isrealobj": lambda ns, x, y: ns.isrealobj(x),
+    "isposinf": lambda ns, x, y: ns.isposinf(x),
+    "isneginf": lambda ns, x, y: ns.isneginf(x),
 }
 if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
     NONDIFF["linalg.matrix_rank"] = lambda ns, x, y: ns.linalg.matrix_rank(x)
@@ -784,13 +948,14 @@ if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
 EXEMPT: dict[str, str] = {
     **{n: "factory: makes a new tensor from shapes/values; nothing to differentiate"
        for n in ("arange", "as_tensor", "empty", "empty_like", "eye", "full", "full_like",
-                 "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
+                 "ones", "ones_like", "rand", "randn", "tensor", "zeros",
                  "zeros_like")},
     **{n: "constant" for n in ("pi", "e", "inf", "nan", "newaxis")},
     **{f"fft.{n}": "factory: sample frequencies, no array input"
        for n in ("fftfreq", "rfftfreq")},
     **{f"linalg.{n}": "exception / result namedtuple type, not a function"
-       for n in ("LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult")},
+       for n in ("LinAlgError", "EighResult", "EigResult", "SVDResult", "QRResult",
+                 "SlogdetResult")},
     "zeros_like_tangent": "internal helper of the core (dualad._dispatch imports it from "
                           "dualad.ops.functions); not a NumPy function",
 }
@@ -892,6 +1057,12 @@ def _sub_entries() -> list[OpInfo]:
         "trace": OpInfo("linalg.trace", lambda ns, a, **kw: ns.linalg.trace(a, **kw), _one_arg(
             ("3x3", lambda g: g((3, 3)), {}), ("offset", lambda g: g((2, 3, 4)), {"offset": -1})),
             ALL),
+        "eig": OpInfo("linalg.eig", lambda ns, a: (lambda r: (r[0], gf(ns, r[1])))(
+            ns.linalg.eig(a)), _one_arg(("3x3", _eig_matrix, {}),
+                                        ("batched", lambda g: _eig_matrix(g, (2,)), {}),
+                                        ("complex-pair", _rotating, {})), ALL),
+        "eigvals": OpInfo("linalg.eigvals", lambda ns, a: ns.linalg.eigvals(a), _one_arg(
+            ("3x3", lambda g: _eig_matrix(g), {}), ("complex-pair", _rotating, {})), ALL),
         "multi_dot": OpInfo("linalg.multi_dot", lambda ns, *xs: ns.linalg.multi_dot(xs),
                             _seq_samples([("3", [((2, 3), "C"), ((3, 4), "T"), ((4, 2), "C")], {}),
                                           ("vec-ends", [((3,), "C"), ((3, 4), "C"), ((4,), "S")],

@@ -9,6 +9,7 @@ tensor(6.)
 
 from ..ops.linalg import (  # noqa: F401
     EighResult,
+    EigResult,
     LinAlgError,
     QRResult,
     SlogdetResult,
@@ -17,7 +18,9 @@ from ..ops.linalg import (  # noqa: F401
     cholesky,
     det,
     diagonal,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     inv,
     matmul,

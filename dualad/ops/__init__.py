@@ -174,3 +174,4 @@ def _inplace(prim: Any) -> Any:
 for _name, _pname in [("iadd", "add"), ("isub", "subtract"), ("imul", "multiply"),
                       ("itruediv", "divide"), ("ipow", "power")]:
     setattr(Tensor, f"__{_name}__", _inplace(_P[_pname]))
+Tensor.__rmod__ = lambda self, o: apply(_P["remainder"], o, self)  # type: ignore[attr-defined]

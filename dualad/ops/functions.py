@@ -11,6 +11,7 @@ import builtins
 import math
 import string
 from collections.abc import Sequence
+from operator import index as _index
 from typing import Any
 
 import numpy as np
@@ -37,11 +38,52 @@ L.matmul.fast = E.fast_product  # (its JVP on arrays; set here, where both modul
 
 
 def _ndim(a: Any) -> int:
-    return a.ndim if isinstance(a, Tensor) else np.ndim(a)
+    return a.ndim if isinstance(a, Tensor) else np.ndim(_detached(a))
+
+
+def _seq(a: Any) -> Any:
+    """A list or tuple as a Tensor (stacked differentiably if it holds Tensors); anything
+    else as it is."""
+    return asarray_t(a) if isinstance(a, (list, tuple)) else a
 
 
 def asarray_t(a: Any) -> Tensor:
-    return a if isinstance(a, Tensor) else _make(np.asarray(a))
+    if isinstance(a, Tensor):
+        return a
+    if isinstance(a, (list, tuple)) and _holds_tensor(a):
+        return _from_sequence(a)
+    return _make(np.asarray(a))
+
+
+def _holds_tensor(obj: Any) -> bool:
+    if isinstance(obj, Tensor):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_holds_tensor(x) for x in obj)
+
+
+def _from_sequence(seq: Any) -> Tensor:
+    """A (nested) list or tuple holding Tensors, stacked differentiably.
+
+    Each item becomes an array the way ``numpy.array`` makes it (a Python float is
+    float64 here, as in ``np.array([np.float32(1), 2.5])``), and the items, which
+    must have one shape, are stacked along a new first axis in their common dtype.
+    """
+    parts = [asarray_t(x) for x in seq]
+    shapes = {p.shape for p in parts}
+    if len(shapes) > 1:
+        raise ValueError(
+            "setting an array element with a sequence: the items have different shapes "
+            f"{sorted(shapes)} (an inhomogeneous shape); dualad stacks only items of one shape")
+    return stack(parts)
+
+
+def _detached(obj: Any) -> Any:
+    """``obj`` with every Tensor in it replaced by its value (no derivative)."""
+    if isinstance(obj, Tensor):
+        return obj._data
+    if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
+        return [_detached(x) for x in obj]
+    return obj
 
 
 # -- factories ------------------------------------------------------------------------------
@@ -55,8 +97,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> dualad.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
-    if isinstance(data, Tensor):
-        data = data._data
+    data = _detached(data)  # a copy with no history, as torch.tensor makes
     t = _made(_make(_asarray(data, dtype=dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
@@ -71,9 +112,66 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     >>> a = np.zeros(2); t = dualad.as_tensor(a); a[0] = 1; t
     tensor([1., 0.])
     """
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        data = _from_sequence(data)  # differentiable, like dualad.numpy.asarray
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
     return _made(_make(_asarray(data, dtype=dtype, copy=None)))
+
+
+def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: str = "K",  # noqa: A002
+          subok: bool = False, ndmin: int = 0, like: Any = None) -> Tensor:
+    """``numpy.array`` for Tensors: nested lists and tuples mixing Tensors, arrays and
+    scalars are stacked differentiably.
+
+    NumPy's own ``np.array([x, y])`` cannot dispatch to dualad, and raises while ``x``
+    or ``y`` is being differentiated; this is the function to call instead.
+
+    Examples
+    --------
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> y = dnp.array([x, x * x, 1.0])
+    >>> y.sum().backward(); x.grad
+    tensor(5.)
+    """
+    if not _holds_tensor(object):
+        return _make(np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin))
+    t = asarray_t(object)
+    if dtype is not None and np.dtype(dtype) != t.dtype:
+        t = astype(t, dtype)
+    elif copy and t is object:
+        t = _copy(t)
+    if t.ndim < ndmin:
+        t = reshape(t, (1,) * (ndmin - t.ndim) + t.shape)
+    return t
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None,
+            like: Any = None) -> Tensor:
+    """``numpy.asarray`` for Tensors: a Tensor as it is, a sequence holding Tensors
+    stacked differentiably (see :func:`array`).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0])
+    >>> dnp.asarray(x) is x
+    True
+    """
+    if not _holds_tensor(a):
+        return _make(np.asarray(a, dtype=dtype, order=order, copy=copy))
+    return array(a, dtype=dtype, copy=bool(copy))
+
+
+asanyarray = asarray
+
+
+def _copy(t: Tensor) -> Tensor:
+    return apply(_P["positive"], t) if t.dtype.kind in "fc" else _make(t._data.copy())
+
+
+def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
+    """``numpy.copy`` (differentiable: the identity on fresh memory)."""
+    return _copy(asarray_t(a))
 
 
 def _factory(fn: Any) -> Any:
@@ -91,7 +189,47 @@ ones = _factory(np.ones)
 full = _factory(np.full)
 empty = _factory(np.empty)
 arange = _factory(np.arange)
-linspace = _factory(np.linspace)
+_linspace = _factory(np.linspace)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None,
+             requires_grad: bool = False) -> Any:
+    """``numpy.linspace``; differentiable in ``start`` and ``stop`` when they are Tensors.
+
+    Examples
+    --------
+    >>> a = dualad.tensor(1.0, requires_grad=True)
+    >>> dnp.linspace(0.0, a, 3).sum().backward(); a.grad
+    tensor(1.5)
+    """
+    if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
+        return _linspace(start, stop, num, endpoint, retstep, dtype, axis,
+                         requires_grad=requires_grad)
+    num = _index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num))
+    start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
+    delta = stop - start
+    y = reshape(arange(0, num, dtype=dt), (-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = y * step if not np.any(step._data == 0) else y / div * delta
+    else:
+        step = delta * np.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        last = np.zeros(y.shape[0], bool)
+        last[-1] = True
+        y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = astype(y, dtype, copy=False)
+    return (y, step) if retstep else y
 eye = _factory(np.eye)
 
 
@@ -157,16 +295,23 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         return nonzero(condition)
     if isinstance(condition, (bool, np.bool_)):
-        return x if condition else y
+        r = x if condition else y
+        # the chosen operand itself, when it already has the result's shape and dtype
+        if isinstance(r, Tensor) and r.shape == np.broadcast_shapes(
+                _shape_of(x), _shape_of(y)) and r.dtype == np.result_type(_dtype_of(x),
+                                                                       _dtype_of(y)):
+            return r
+        condition = np.asarray(condition)
     if isinstance(condition, Tensor):
         condition = condition._data
-    return apply(L.where, condition, x, y)
+    return apply(L.where, condition, _seq(x), _seq(y))
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """``numpy.clip``; the derivative passes where ``a_min <= a <= a_max``."""
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min and a_max must be given")
+    a, a_min, a_max = _seq(a), _seq(a_min), _seq(a_max)
     if a_min is None:
         return apply(_P["minimum"], a, a_max)
     if a_max is None:
@@ -399,6 +544,11 @@ ndim = lambda a: _ndim(a)  # noqa: E731
 size = lambda a: int(np.prod(_shape_of(a)))  # noqa: E731
 
 
+def _dtype_of(a: Any) -> Any:
+    """What ``np.result_type`` needs of ``a``: a Tensor's dtype, anything else itself."""
+    return a.dtype if isinstance(a, Tensor) else a
+
+
 def _raw(a: Any) -> Any:
     return a._data if isinstance(a, Tensor) else a
 
@@ -518,14 +668,36 @@ def broadcast_arrays(*args: Any) -> list[Any]:
     return [broadcast_to(a, shp) for a in args]
 
 
-def atleast_1d(a: Any) -> Any:
-    a = asarray_t(a)
-    return reshape(a, (1,)) if a.ndim == 0 else a
+def _atleast(arys: tuple[Any, ...], fn: Any) -> Any:
+    out = tuple(fn(asarray_t(a)) for a in arys)
+    return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(a: Any) -> Any:
-    a = asarray_t(a)
-    return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+def atleast_1d(*arys: Any) -> Any:
+    """``numpy.atleast_1d`` (a tuple for several arguments)."""
+    return _atleast(arys, lambda a: reshape(a, (1,)) if a.ndim == 0 else a)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """``numpy.atleast_2d`` (a tuple for several arguments)."""
+    return _atleast(arys, lambda a: reshape(a, (1,) * (2 - a.ndim) + a.shape)
+                    if a.ndim < 2 else a)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """``numpy.atleast_3d``: (n,) becomes (1, n, 1), (m, n) becomes (m, n, 1).
+
+    Examples
+    --------
+    >>> dnp.atleast_3d(dualad.tensor([1.0, 2.0])).shape
+    (1, 2, 1)
+    """
+    def f(a: Tensor) -> Tensor:
+        if a.ndim >= 3:
+            return a
+        return reshape(a, {0: (1, 1, 1), 1: (1,) + a.shape + (1,), 2: a.shape + (1,)}[a.ndim])
+
+    return _atleast(arys, f)
 
 
 def getitem(a: Any, key: Any) -> Any:
@@ -537,8 +709,16 @@ def getitem(a: Any, key: Any) -> Any:
     return apply(L.getitem, a, idx=idx)
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
-    """``numpy.concatenate``."""
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"dualad.numpy.{name}: out= is not supported (writing into an existing "
+                        "array would bypass derivative tracking); use the returned Tensor")
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
+                dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.concatenate`` (with ``dtype=`` and ``casting=``; not ``out=``)."""
+    _no_out("concatenate", out)
     arrays = [asarray_t(x) for x in arrays]
     if axis is None:
         arrays, axis = [ravel(x) for x in arrays], 0
@@ -550,6 +730,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if builtins.any(x.ndim != nd for x in arrays):
         raise ValueError("all the input arrays must have same number of dimensions")
     dt = np.result_type(*[x.dtype for x in arrays]) if dtype is None else np.dtype(dtype)
+    for x in arrays:
+        if not np.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dt!r} according to "
+                            f"the rule {casting!r}")
     if dt.kind not in "fc":
         return _make(np.concatenate([x._data for x in arrays], axis=axis).astype(dt))
     arrays = [x if x.dtype == dt else astype(x, dt) for x in arrays]
@@ -559,23 +743,36 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 concat = concatenate
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """``numpy.stack`` (with ``dtype=`` and ``casting=``)."""
+    _no_out("stack", out)
     arrays = [asarray_t(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     if builtins.any(x.shape != arrays[0].shape for x in arrays):
         raise ValueError("all input arrays must have the same shape")
     ax = _norm_axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(x, ax) for x in arrays], axis=ax)
+    return concatenate([expand_dims(x, ax) for x in arrays], axis=ax, dtype=dtype,
+                       casting=casting)
 
 
-def hstack(tup: Sequence[Any]) -> Any:
+def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.hstack``."""
     arrs = [atleast_1d(x) for x in tup]
-    return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1)
+    return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype,
+                       casting=casting)
 
 
-def vstack(tup: Sequence[Any]) -> Any:
-    return concatenate([atleast_2d(x) for x in tup], axis=0)
+def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.vstack``."""
+    return concatenate([atleast_2d(x) for x in tup], axis=0, dtype=dtype, casting=casting)
+
+
+
+def dstack(tup: Sequence[Any]) -> Any:
+    """``numpy.dstack``: stack along the third axis."""
+    return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
@@ -604,15 +801,25 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate([reshape(x, (-1, 1)) if x.ndim < 2 else x for x in arrs], axis=1)
 
 
-def cross(a: Any, b: Any, axis: int = -1) -> Any:
-    """``numpy.cross`` of 3-vectors along ``axis`` (bilinear: products of components)."""
-    a, b = moveaxis(asarray_t(a), axis, -1), moveaxis(asarray_t(b), axis, -1)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """``numpy.cross`` of 3-vectors (bilinear: products of components).
+
+    Examples
+    --------
+    >>> dnp.cross(dualad.tensor([1.0, 0, 0]), dualad.tensor([0.0, 1, 0]))
+    tensor([0., 0., 1.])
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(asarray_t(a), axisa, -1), moveaxis(asarray_t(b), axisb, -1)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError("dualad.numpy.cross supports 3-vectors only")
+        raise ValueError("dualad.numpy.cross supports 3-vectors only (NumPy 2 deprecates "
+                         "2-vectors)")
     a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
     b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
     c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(c, -1, axis)
+    return moveaxis(c, -1, axisc)
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
@@ -787,6 +994,7 @@ def diag(v: Any, k: int = 0) -> Any:
 
 def matmul(a: Any, b: Any) -> Any:
     """``numpy.matmul`` (the ``@`` operator)."""
+    a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
     return apply(L.matmul, a, b)
@@ -794,6 +1002,7 @@ def matmul(a: Any, b: Any) -> Any:
 
 def dot(a: Any, b: Any) -> Any:
     """``numpy.dot``."""
+    a, b = _seq(a), _seq(b)
     na, nb = _ndim(a), _ndim(b)
     if na == 0 or nb == 0:
         return multiply(a, b)  # type: ignore[name-defined] # noqa: F821
@@ -808,6 +1017,7 @@ def vdot(a: Any, b: Any) -> Any:
 
 
 def inner(a: Any, b: Any) -> Any:
+    a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         return multiply(a, b)  # type: ignore[name-defined] # noqa: F821
     return tensordot(a, b, axes=([-1], [-1]))
@@ -847,8 +1057,32 @@ def kron(a: Any, b: Any) -> Any:
     return reshape(ai * bi, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
 
 
-def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Any:
-    """``numpy.einsum`` (explicit or implicit output; ``...``; repeated indices)."""
+def _sublist(sub: Any) -> str:
+    return "".join("..." if s is Ellipsis else string.ascii_letters[_index(s)]
+                   for s in sub)
+
+
+def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any) -> Any:
+    """``numpy.einsum`` (explicit or implicit output; ``...``; repeated indices; the
+    interleaved form ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])``).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dnp.einsum(a, [0, 1], [1, 0])
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    _no_out("einsum", kwargs.pop("out", None))
+    if kwargs:
+        raise TypeError(f"dualad.numpy.einsum: unsupported keywords {sorted(kwargs)}")
+    if not isinstance(subscripts, str):  # the interleaved form
+        args = (subscripts,) + operands
+        n = len(args) // 2
+        spec = ",".join(_sublist(s) for s in args[1:2 * n:2])
+        if len(args) % 2:
+            spec += "->" + _sublist(args[-1])
+        return einsum(spec, *args[0:2 * n:2])
     ops = [asarray_t(o) for o in operands]
     spec = subscripts.replace(" ", "")
     ins, arrow, out = spec.partition("->")
@@ -886,3 +1120,355 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Any:
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
         return _make(np.asarray(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
+
+
+# -- index tricks ---------------------------------------------------------------------------
+
+
+class _AxisConcatenator:
+    """``numpy.r_`` / ``numpy.c_`` with Tensors among the items (NumPy's rules, then
+    a differentiable concatenate)."""
+
+    def __init__(self, axis: int, ndmin: int, trans1d: int, name: str) -> None:
+        self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            raise NotImplementedError(f"dualad.numpy.{self.name}: the matrix-string form is "
+                                      "not supported; build the matrix with dualad.numpy.array")
+        key = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        objs, kinds = [], []
+        for k, item in enumerate(key):
+            if isinstance(item, str):
+                if k != 0:
+                    raise ValueError("special directives must be the first entry.")
+                if item in ("r", "c"):
+                    raise NotImplementedError(f"dualad.numpy.{self.name}: the 'r'/'c' matrix "
+                                              "directives are not supported")
+                try:
+                    vals = [int(v) for v in item.split(",")]
+                except ValueError as e:
+                    raise ValueError(f"unknown special directive {item!r}") from e
+                axis, ndmin, trans1d = (vals + [ndmin, trans1d][len(vals) - 1:])[:3]
+                continue
+            if isinstance(item, slice) or (not isinstance(item, Tensor)
+                                           and type(item) in np.ScalarType):
+                obj = np.r_[item] if isinstance(item, slice) else item  # NumPy's ranges
+                if isinstance(item, slice) and ndmin > 1:
+                    obj = np.array(obj, ndmin=ndmin)
+                    if trans1d != -1:
+                        obj = obj.swapaxes(-1, trans1d)
+                objs.append(obj)
+                kinds.append(item if not isinstance(item, slice) else obj.dtype)
+                continue
+            t = asarray_t(item)
+            nd = t.ndim
+            if nd < ndmin:
+                t = reshape(t, (1,) * (ndmin - nd) + t.shape)
+                if trans1d != -1:
+                    k2, k1 = ndmin - nd, trans1d
+                    k1 = k1 + k2 + 1 if k1 < 0 else k1
+                    ax = list(range(ndmin))
+                    t = transpose(t, ax[:k1] + ax[k2:] + ax[k1:k2])
+            objs.append(t)
+            kinds.append(t.dtype)
+        if not objs:
+            return _make(np.array([]))
+        dt = np.result_type(*kinds)
+        parts = []
+        for o in objs:
+            o = asarray_t(o) if isinstance(o, Tensor) else _make(np.array(o, ndmin=ndmin,
+                                                                          dtype=dt))
+            if o.ndim < ndmin:
+                o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
+            parts.append(o)
+        return concatenate(parts, axis=axis, dtype=dt)
+
+    def __len__(self) -> int:
+        return 0
+
+
+r_ = _AxisConcatenator(0, 1, -1, "r_")
+r_.__doc__ = """``numpy.r_``: concatenate along the first axis; Tensors among the items are
+differentiable.
+
+Examples
+--------
+>>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+>>> dnp.r_[x, 0.0, 1:3]
+tensor([1., 2., 0., 1., 2.], grad_fn=<ConcatenateBackward0>)
+"""
+c_ = _AxisConcatenator(-1, 2, 0, "c_")
+c_.__doc__ = """``numpy.c_``: 1-D items become columns, concatenated along the last axis.
+
+Examples
+--------
+>>> x = dualad.tensor([1.0, 2.0])
+>>> dnp.c_[x, x]
+tensor([[1., 1.],
+        [2., 2.]])
+"""
+
+
+# -- more of NumPy's array manipulation: compositions of the functions above ---------------
+
+radians = E.PRIMS["deg2rad"]
+degrees = E.PRIMS["rad2deg"]
+
+
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """``numpy.rot90``: flips and a transpose.
+
+    Examples
+    --------
+    >>> dnp.rot90(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[2., 4.],
+            [1., 3.]])
+    """
+    m = asarray_t(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or builtins.abs(axes[0] - axes[1]) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-m.ndim <= axes[0] < m.ndim and -m.ndim <= axes[1] < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    perm = list(range(m.ndim))
+    i, j = _norm_axis(axes[0], m.ndim), _norm_axis(axes[1], m.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    if k == 1:
+        return transpose(flip(m, axes[1]), perm)
+    return flip(transpose(m, perm), axes[1])
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """``numpy.rollaxis`` (a transpose)."""
+    a = asarray_t(a)
+    n = a.ndim
+    axis = _norm_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise np.exceptions.AxisError(f"start={start} out of range for array of ndim {n}")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    perm = [i for i in range(n) if i != axis]
+    perm.insert(start, axis)
+    return transpose(a, perm)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.vsplit``: split along the first axis (at least 2-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.hsplit``: split along the second axis (the first for 1-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.dsplit``: split along the third axis (at least 3-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """``numpy.select``: the first true condition picks its choice (nested ``where``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([-1.0, 0.5, 2.0])
+    >>> dnp.select([x < 0, x > 1], [-x, x * x], default=x)
+    tensor([1. , 0.5, 4. ])
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    choices = [asarray_t(c) for c in choicelist]
+    weak = default.__class__ in (int, float, complex)
+    dflt = default if weak else asarray_t(default)
+    dt = np.result_type(*[c.dtype for c in choices], default if weak else dflt.dtype)
+    conds = [np.asarray(_raw(c)) for c in condlist]
+    for i, c in enumerate(conds):
+        if c.dtype.type is not np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    shp = np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
+                              _shape_of(dflt))
+    out = broadcast_to(astype(asarray_t(dflt), dt, copy=False), shp)
+    for c, ch in zip(conds[::-1], choices[::-1], strict=True):
+        out = where(c, astype(ch, dt, copy=False), out)
+    return out
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """``numpy.nan_to_num``: NaN and infinities replaced (zero derivative there).
+
+    Examples
+    --------
+    >>> dnp.nan_to_num(dualad.tensor([np.nan, 1.0, np.inf]))
+    tensor([0.00000000e+000, 1.00000000e+000, 1.79769313e+308])
+    """
+    x = asarray_t(x)
+    if x.dtype.kind not in "fc":
+        return x
+    if x.dtype.kind == "c":
+        re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
+        return re + im * np.asarray(1j, x.dtype)
+    fi = np.finfo(x.dtype)
+    d = x._data
+    big = np.asarray(fi.max if posinf is None else posinf, x.dtype)
+    small = np.asarray(fi.min if neginf is None else neginf, x.dtype)
+    x = where(np.isnan(d), np.asarray(nan, x.dtype), x)
+    x = where(np.isposinf(d), big, x)
+    return where(np.isneginf(d), small, x)
+
+
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """``numpy.real_if_close``: the real part when every imaginary part is negligible."""
+    a = asarray_t(a)
+    if a.dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = np.finfo(a.dtype).eps * tol
+    return real(a) if bool(np.all(np.abs(a._data.imag) < tol)) else a
+
+
+def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect",
+              order: Any = None) -> Any:
+    """``numpy.partition``: NumPy's values, as a gather of the input (so differentiable).
+
+    Examples
+    --------
+    >>> dnp.partition(dualad.tensor([3.0, 1.0, 2.0]), 1)[1]
+    tensor(2.)
+    """
+    a = asarray_t(a)
+    if axis is None:
+        a, axis = ravel(a), -1
+    ax = _norm_axis(axis, a.ndim)
+    d = a._data
+    p = np.partition(d, kth, axis=ax, kind=kind)
+    # the index in ``a`` of each value of ``p``: ties are matched in a stable order
+    src = np.argsort(d, axis=ax, kind="stable")
+    dst = np.argsort(p, axis=ax, kind="stable")
+    idx = np.empty(d.shape, np.intp)
+    np.put_along_axis(idx, dst, src, axis=ax)
+    return take_along_axis(a, idx, ax)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """``numpy.gradient``: second-order central differences inside, one-sided at the
+    edges (scalar spacings or coordinate arrays, which are constants).
+
+    Examples
+    --------
+    >>> dnp.gradient(dualad.tensor([1.0, 4.0, 9.0, 16.0]))
+    tensor([3., 4., 6., 7.])
+    """
+    f = asarray_t(f)
+    nd = f.ndim
+    axes = tuple(range(nd)) if axis is None else _norm_axes(axis, nd)
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    if not varargs:
+        dx: list[Any] = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(_raw(varargs[0])) == 0:
+        dx = [_raw(varargs[0])] * len(axes)
+    elif len(varargs) == len(axes):
+        dx = []
+        for ax, d in zip(axes, varargs, strict=True):
+            d = np.asarray(_raw(d))
+            if d.ndim == 0:
+                dx.append(d)
+                continue
+            if d.ndim != 1:
+                raise ValueError("distances must be either scalars or 1d")
+            if len(d) != f.shape[ax]:
+                raise ValueError("when 1d, distances must match the length of the "
+                                 "corresponding dimension")
+            d = np.diff(d.astype(np.float64) if d.dtype.kind in "biu" else d)
+            dx.append(d[0] if d.size and (d == d[0]).all() else d)
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = f.dtype if f.dtype.kind in "fc" else np.dtype(np.float64)
+    if f.dtype.kind not in "fc":
+        f = astype(f, np.float64)
+    outs = []
+    for ax, h in zip(axes, dx, strict=True):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+
+        def sl(lo: Any, hi: Any, ax: int = ax) -> Any:
+            return getitem(f, (slice(None),) * ax + (slice(lo, hi),))
+
+        def along(c: Any, ax: int = ax) -> Any:  # a coefficient array along ``ax``
+            return np.reshape(c, (-1,) + (1,) * (nd - ax - 1)) if np.ndim(c) else c
+
+        uniform = np.ndim(h) == 0
+        if uniform:
+            mid = (sl(2, None) - sl(None, -2)) / (2.0 * h)
+        else:
+            h1, h2 = h[:-1], h[1:]
+            a, b, c = -h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2))
+            mid = along(a) * sl(None, -2) + along(b) * sl(1, -1) + along(c) * sl(2, None)
+        if edge_order == 1:
+            h0, hn = (h, h) if uniform else (h[0], h[-1])
+            first = (sl(1, 2) - sl(0, 1)) / h0
+            last = (sl(-1, None) - sl(-2, -1)) / hn
+        else:
+            if uniform:
+                a, b, c = -1.5 / h, 2.0 / h, -0.5 / h
+                a2, b2, c2 = 0.5 / h, -2.0 / h, 1.5 / h
+            else:
+                h1, h2 = h[0], h[1]
+                a = -(2.0 * h1 + h2) / (h1 * (h1 + h2))
+                b = (h1 + h2) / (h1 * h2)
+                c = -h1 / (h2 * (h1 + h2))
+                h1, h2 = h[-2], h[-1]
+                a2 = h2 / (h1 * (h1 + h2))
+                b2 = -(h2 + h1) / (h1 * h2)
+                c2 = (2.0 * h2 + h1) / (h2 * (h1 + h2))
+            first = a * sl(0, 1) + b * sl(1, 2) + c * sl(2, 3)
+            last = a2 * sl(-3, -2) + b2 * sl(-2, -1) + c2 * sl(-1, None)
+        g = concatenate([first, mid, last], axis=ax)
+        outs.append(g if g.dtype == otype else astype(g, otype))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def iscomplexobj(x: Any) -> bool:
+    """``numpy.iscomplexobj`` (no derivative)."""
+    return _is_c(x)
+
+
+def isrealobj(x: Any) -> bool:
+    """``numpy.isrealobj`` (no derivative)."""
+    return not _is_c(x)
+
+
+iscomplex = _nd(np.iscomplex)
+isreal = _nd(np.isreal)
+isposinf = _nd(np.isposinf)
+isneginf = _nd(np.isneginf)

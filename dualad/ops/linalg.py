@@ -56,13 +56,15 @@ from ._util import align, norm_axes, norm_axis, shape_of
 LinAlgError = np.linalg.LinAlgError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 __all__ = [
     "LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
-    "inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "svdvals",
+    "EigResult", "inv", "solve", "det", "slogdet", "cholesky", "eig", "eigvals", "eigh",
+    "eigvalsh", "svd", "svdvals",
     "qr", "pinv", "norm", "vector_norm", "matrix_norm", "matrix_power", "matmul",
     "diagonal", "trace", "outer", "multi_dot", "matrix_rank",
 ]
@@ -310,6 +312,47 @@ eigvalsh_p = Primitive(
     "eigvalsh",
     lambda a, *, UPLO: namespace(a).linalg.eigvalsh(a, UPLO=UPLO),
     _eigvalsh_jvp,
+    reads=(0,),
+)
+
+
+def _eig_parts(v: Any, t: Any) -> tuple[Any, Any]:
+    """``P = V^-1 dA V`` and ``dw = diag(P)`` (``solve`` is linear in its right-hand side)."""
+    p = apply(solve_p, v, F.matmul(t, v))
+    return p, _diag(p)
+
+
+def _eig_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    w, v = out
+    p, dw = _eig_parts(v, tangents[0])
+    fm, degenerate = _gap_inverse(w)
+    dv = F.matmul(v, p * fm)
+    # NumPy's eigenvectors have unit norm: keep Re(v^H dv) = 0 column by column
+    dv = dv - v * F.expand_dims(F.real(F.sum(F.conj(v) * dv, axis=-2)), -2)
+    if degenerate:
+        dv = _guard(dv, "dualad: eig: the eigenvectors are not differentiable at a repeated "
+                        "eigenvalue; use eigvals if you only need eigenvalue derivatives")
+    return dw, dv
+
+
+eig_p = Primitive(
+    "eig",
+    lambda a: tuple(namespace(a).linalg.eig(a)),
+    _eig_jvp,
+    reads=("out",),
+    multi=True,
+)
+
+
+def _eigvals_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    _, v = apply(eig_p, primals[0])
+    return _eig_parts(v, tangents[0])[1]
+
+
+eigvals_p = Primitive(
+    "eigvals",
+    lambda a: namespace(a).linalg.eigvals(a),
+    _eigvals_jvp,
     reads=(0,),
 )
 
@@ -637,6 +680,44 @@ def eigh(a: Any, UPLO: str = "L") -> Any:
     a = _prep(a)
     _square(a)
     return EighResult(*apply(eigh_p, a, UPLO=_uplo(UPLO)))
+
+
+def eig(a: Any) -> Any:
+    """Eigenvalues and right eigenvectors of a general matrix, ``numpy.linalg.eig``.
+
+    Returns ``EigResult(eigenvalues, eigenvectors)``, real when every eigenvalue of a
+    real matrix is real, complex otherwise (as NumPy). With ``P = V^-1 dA V``:
+    ``dw = diag(P)``, ``dV = V (F * P)`` with ``F_ij = 1/(w_j - w_i)``, then the part
+    that keeps each column of unit norm. Eigenvectors are defined up to a phase:
+    only phase-invariant functions of them have meaningful complex derivatives. At a
+    repeated eigenvalue the eigenvector derivative raises ``LinAlgError`` when used.
+
+    Examples
+    --------
+    >>> import dualad as da, dualad.numpy as dnp
+    >>> a = da.tensor([[2.0, 1.0], [0.0, 3.0]], requires_grad=True)
+    >>> w, v = dnp.linalg.eig(a)
+    >>> w.sum().backward(); a.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    a = _prep(a)
+    _square(a)
+    return EigResult(*apply(eig_p, a))
+
+
+def eigvals(a: Any) -> Any:
+    """Eigenvalues of a general matrix, ``numpy.linalg.eigvals`` (``dw = diag(V^-1 dA V)``).
+
+    Examples
+    --------
+    >>> import dualad as da, dualad.numpy as dnp
+    >>> dnp.linalg.eigvals(da.tensor([[2.0, 1.0], [0.0, 3.0]]))
+    tensor([2., 3.])
+    """
+    a = _prep(a)
+    _square(a)
+    return apply(eigvals_p, a)
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
