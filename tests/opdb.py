@@ -852,6 +852,127 @@ def _rotating(g: Gen) -> np.ndarray:
     return (s @ d @ np.linalg.inv(s)).astype(g.dtype)
 
 
+def _with_nans(g: Gen, shape: tuple[int, ...], dom: str = "any") -> np.ndarray:
+    """Values with a NaN in some slices (never a whole slice of the last two axes)."""
+    a = g(shape, dom)
+    a[(0,) * (len(shape) - 1) + (1,)] = np.nan
+    if len(shape) > 1:
+        a[(-1,) * (len(shape) - 2) + (0, -1)] = np.nan
+    return a
+
+
+def _nan_red(dom: str = "any", ddof: bool = False) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        out = [Sample((_with_nans(g, (3, 4), dom),), {}, (0,), "all"),
+               Sample((_with_nans(g, (2, 3, 4), dom),), {"axis": 2}, (0,), "axis2"),
+               Sample((_with_nans(g, (3, 4), dom),), {"axis": (0, 1), "keepdims": True}, (0,),
+                      "axes-keep"),
+               Sample((lay(g((3, 4), dom), "F"),), {"axis": 0}, (0,), "no-nan")]
+        if ddof:
+            out.append(Sample((_with_nans(g, (3, 4), dom),), {"axis": 1, "ddof": 1}, (0,),
+                              "ddof1"))
+        return out
+
+    return samples
+
+
+def _nan_cum(g: Gen) -> list[Sample]:
+    return [Sample((_with_nans(g, (3, 4)),), {}, (0,), "flat"),
+            Sample((_with_nans(g, (2, 3, 4)),), {"axis": 1}, (0,), "axis1")]
+
+
+def _quantile_samples(scale: float, nan: bool) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        def mk(shape: tuple[int, ...]) -> np.ndarray:
+            return _with_nans(g, shape, "distinct") if nan else g(shape, "distinct")
+
+        # q away from the sorted positions' kinks: (n - 1) q not an integer
+        return [Sample((mk((3, 5)), 0.3 * scale), {}, (0,), "flat"),
+                Sample((mk((3, 5)), 0.55 * scale), {"axis": 1}, (0,), "axis1"),
+                Sample((mk((2, 3, 4)), np.array([0.1, 0.7]) * scale),
+                       {"axis": (0, 2), "keepdims": True}, (0,), "qvec-axes-keep"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "lower"}, (0,),
+                       "lower"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "midpoint"}, (0,),
+                       "midpoint"),
+                Sample((mk((5,)), 0.6 * scale), {"method": "nearest"}, (0,), "nearest"),
+                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher")]
+
+    return samples
+
+
+def _median_samples(nan: bool) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        def mk(shape: tuple[int, ...]) -> np.ndarray:
+            return _with_nans(g, shape, "distinct") if nan else g(shape, "distinct")
+
+        return [Sample((mk((3, 5)),), {}, (0,), "flat"),
+                Sample((mk((3, 4)),), {"axis": 1}, (0,), "even"),
+                Sample((mk((3, 5)),), {"axis": 0, "keepdims": True}, (0,), "odd-keep")]
+
+    return samples
+
+
+def _cov_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((3, 5), layout="F"),), {}, (0,), "rows"),
+            Sample((g((5, 2)),), {"rowvar": False, "bias": True}, (0,), "cols-bias"),
+            Sample((g((5,)), g((5,))), {}, (0, 1), "x-y"),
+            Sample((g((2, 6)),), {"fweights": np.array([1, 2, 1, 3, 1, 1]),
+                                  "aweights": np.arange(1.0, 7.0)}, (0,), "weights"),
+            Sample((g((2, 4)),), {"ddof": 0}, (0,), "ddof0")]
+
+
+def _interp_samples(g: Gen) -> list[Sample]:
+    xp = np.array([-1.0, -0.3, 0.4, 1.0, 1.8]).astype(g.rdtype)
+    x = np.array([[-1.5, -0.7, 0.0], [0.7, 1.4, 2.5]]).astype(g.rdtype)
+    return [Sample((x, xp, g((5,))), {}, (0, 1, 2), "all"),
+            Sample((x[0], xp, g((5,))), {"left": 3.0, "right": -3.0}, (2,), "fp-left-right"),
+            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x")]
+
+
+def _polyval_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((4,)), g((2, 3), layout="T")), {}, (0, 1), "p-x"),
+            Sample((g((1,)), g((3,))), {}, (0, 1), "const-poly"),
+            Sample(([1.0, -2.0, 0.5], g((3,))), {}, (1,), "list-p"),
+            Sample((g((3,)), 1.5), {}, (0,), "pyscalar-x")]
+
+
+def _conv_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((5,), layout="S"), g((3,))), {"mode": m}, (0, 1), f"5-3-{m}")
+            for m in ("full", "same", "valid")] + [
+            Sample((g((2,)), g((4,))), {"mode": m}, (0, 1), f"2-4-{m}")
+            for m in ("full", "same", "valid")] + [
+            Sample((g((4,)), np.array([1.0, -1.0])), {}, (0,), "t-ndarray")]
+
+
+def _stat_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) -> None:
+    def red(name: str) -> Callable[..., Any]:
+        return lambda ns, x, *a, **k: getattr(ns, name)(x, *a, **k)
+
+    add(OpInfo("quantile", red("quantile"), _quantile_samples(1.0, False)))
+    add(OpInfo("percentile", red("percentile"), _quantile_samples(100.0, False)))
+    add(OpInfo("median", red("median"), _median_samples(False)))
+    add(OpInfo("nanquantile", red("nanquantile"), _quantile_samples(1.0, True)))
+    add(OpInfo("nanpercentile", red("nanpercentile"), _quantile_samples(100.0, True)))
+    add(OpInfo("nanmedian", red("nanmedian"), _median_samples(True)))
+    add(OpInfo("nanmean", red("nanmean"), _nan_red(), ALL))
+    add(OpInfo("nanvar", red("nanvar"), _nan_red(ddof=True), ALL))
+    add(OpInfo("nanstd", red("nanstd"), _nan_red("distinct", ddof=True), ALL))
+    add(OpInfo("nanmax", red("nanmax"), _nan_red("distinct")))
+    add(OpInfo("nanmin", red("nanmin"), _nan_red("distinct")))
+    add(OpInfo("nanprod", red("nanprod"), _nan_red(), ALL))
+    add(OpInfo("nancumsum", red("nancumsum"), _nan_cum, ALL))
+    add(OpInfo("nancumprod", red("nancumprod"), _nan_cum, ALL))
+    add(OpInfo("cov", red("cov"), _cov_samples, ALL))
+    add(OpInfo("corrcoef", red("corrcoef"), lambda g: [
+        Sample((g((3, 5)),), {}, (0,), "rows"), Sample((g((5,)), g((5,))), {}, (0, 1), "x-y"),
+        Sample((g((4, 2), layout="T"),), {"rowvar": False}, (0,), "cols")], ALL))
+    add(OpInfo("polyval", red("polyval"), _polyval_samples, ALL))
+    add(OpInfo("convolve", red("convolve"), _conv_samples, ALL))
+    add(OpInfo("correlate", red("correlate"), _conv_samples, ALL))
+    add(OpInfo("interp", red("interp"), _interp_samples, ALL))
+
+
 def _more_entries(add: Callable[[OpInfo], None]) -> None:
     def one(name: str, *specs: Any, dom: str = "any", dts: Any = ALL, **kw: Any) -> None:
         add(OpInfo(name, lambda ns, x, **k: getattr(ns, name)(x, **k),
@@ -888,6 +1009,7 @@ def _more_entries(add: Callable[[OpInfo], None]) -> None:
     add(OpInfo("gradient", lambda ns, x, *h, **kw: ns.gradient(x, *h, **kw), _gradient_samples,
                ALL))
     add(OpInfo("linspace", lambda ns, a, b, **kw: ns.linspace(a, b, **kw), _linspace_samples))
+    _stat_entries(add, one)
     add(OpInfo("einsum(sublists)", lambda ns, form, a, b: {
         "matmul": lambda: ns.einsum(a, [0, 1], b, [1, 2], [0, 2]),
         "implicit": lambda: ns.einsum(a, [0, 1], b, [1, 2]),
@@ -940,6 +1062,8 @@ NONDIFF: dict[str, Callable[..., Any]] = {
     "isrealobj": lambda ns, x, y: ns.isrealobj(x),
     "isposinf": lambda ns, x, y: ns.isposinf(x),
     "isneginf": lambda ns, x, y: ns.isneginf(x),
+    "nanargmax": lambda ns, x, y: ns.nanargmax(x, axis=1),
+    "nanargmin": lambda ns, x, y: ns.nanargmin(x),
 }
 if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
     NONDIFF["linalg.matrix_rank"] = lambda ns, x, y: ns.linalg.matrix_rank(x)

@@ -1472,3 +1472,383 @@ iscomplex = _nd(np.iscomplex)
 isreal = _nd(np.isreal)
 isposinf = _nd(np.isposinf)
 isneginf = _nd(np.isneginf)
+
+
+# -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
+
+_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
+    """``a`` with the ``axis`` axes moved to the end and flattened into one."""
+    if axis is None:
+        return ravel(a), tuple(range(a.ndim))
+    axes = _norm_axes(axis, a.ndim)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    t = transpose(a, rest + list(axes))
+    return reshape(t, tuple(a.shape[i] for i in rest) + (-1,)), axes
+
+
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
+              name: str) -> Any:
+    if method not in _QMETHODS:
+        raise NotImplementedError(f"dualad.numpy.{name}: method={method!r} is not supported; "
+                                  f"use one of {', '.join(_QMETHODS)}")
+    a = asarray_t(a)
+    qd = np.asarray(_raw(q)) if not isinstance(q, (int, float)) else q
+    if np.any(np.asarray(qd) < 0) or np.any(np.asarray(qd) > 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    dt = np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, qd)
+    a = astype(a, dt, copy=False)
+    shape0 = a.shape
+    t, axes = _to_last(a, axis)
+    d = t._data
+    s = sort(t, axis=-1)  # NaNs sort last
+    isn = np.isnan(d)
+    n = np.sum(~isn, axis=-1) if nan else np.full(d.shape[:-1], d.shape[-1])
+    qa = np.asarray(qd, dtype=np.float64)
+    vi = qa.reshape(qa.shape + (1,) * (d.ndim - 1)) * (np.maximum(n, 1) - 1)  # Q + R
+    if method == "nearest":
+        vi = np.around(vi)
+    lo = np.floor(vi).astype(np.intp)
+    hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
+    if method == "higher":
+        lo = np.ceil(vi).astype(np.intp)
+    sb = broadcast_to(s, vi.shape + (d.shape[-1],))
+
+    def at(i: np.ndarray) -> Any:
+        return squeeze(take_along_axis(sb, i[..., None], -1), -1)
+
+    out = at(lo)
+    if method in ("linear", "midpoint"):
+        g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
+        out = out + (at(hi) - out) * g
+    bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
+    if np.any(bad):
+        out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
+    if keepdims:
+        kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
+        out = reshape(out, qa.shape + kshape)
+    return out
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+             interpolation: Any = None) -> Any:
+    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest): a gather of
+    the sorted values and, for linear/midpoint, a weighted sum of two of them.
+
+    Examples
+    --------
+    >>> dnp.quantile(dualad.tensor([4.0, 1.0, 3.0, 2.0]), 0.5)
+    tensor(2.5)
+    """
+    _no_out("quantile", out)
+    if weights is not None:
+        raise NotImplementedError("dualad.numpy.quantile: weights= is not supported")
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile")
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+               interpolation: Any = None) -> Any:
+    """``numpy.percentile``: :func:`quantile` of ``q / 100``."""
+    return quantile(a, _pct(q), axis, out, overwrite_input, method, keepdims, weights=weights,
+                    interpolation=interpolation)
+
+
+def _pct(q: Any) -> Any:
+    return q / 100 if isinstance(q, (int, float)) else np.true_divide(_raw(q), 100)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """``numpy.median``: the mean of the middle sorted values (NaN if the slice has one).
+
+    Examples
+    --------
+    >>> dnp.median(dualad.tensor([[1.0, 5.0, 2.0]]), axis=1)
+    tensor([2.])
+    """
+    _no_out("median", out)
+    return _quantile(a, 0.5, axis, "linear", keepdims, False, "median")
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                *, weights: Any = None, interpolation: Any = None) -> Any:
+    """``numpy.nanquantile``: :func:`quantile` ignoring NaNs."""
+    _no_out("nanquantile", out)
+    if weights is not None:
+        raise NotImplementedError("dualad.numpy.nanquantile: weights= is not supported")
+    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                  *, weights: Any = None, interpolation: Any = None) -> Any:
+    """``numpy.nanpercentile``: :func:`nanquantile` of ``q / 100``."""
+    return nanquantile(a, _pct(q), axis, out, overwrite_input, method, keepdims,
+                       weights=weights, interpolation=interpolation)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    """``numpy.nanmedian``: :func:`median` ignoring NaNs."""
+    _no_out("nanmedian", out)
+    return _quantile(a, 0.5, axis, "linear", keepdims, True, "nanmedian")
+
+
+def _nan_fill(a: Any, value: float) -> Tensor:
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return a
+    return where(np.isnan(a._data), np.asarray(value, a.dtype), a)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """``numpy.nanmean``: the mean of the non-NaN values (NaNs get zero derivative)."""
+    _no_out("nanmean", out)
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims)
+    s = sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return s / np.asarray(n, dtype=s.dtype).real
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
+    """``numpy.nanvar``: the variance of the non-NaN values (real for complex input)."""
+    _no_out("nanvar", out)
+    a = asarray_t(a)
+    if a.dtype.kind in "biu":
+        a = astype(a, np.float64)
+    if correction is not None:
+        ddof = correction
+    m = nanmean(a, axis=axis, keepdims=True) if mean is None else mean
+    d = _nan_fill(a - m, 0.0)
+    sq = real(d * conj(d)) if _is_c(d) else d * d
+    n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims) - ddof
+    s = sum(sq, axis=axis, keepdims=keepdims)
+    return s / np.asarray(np.where(n > 0, n, 0), dtype=s.dtype)
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
+    """``numpy.nanstd``: the square root of :func:`nanvar`."""
+    return apply(_P["sqrt"], nanvar(a, axis, dtype, out, ddof, keepdims, mean=mean,
+                                    correction=correction))
+
+
+def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any:
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return fn(a, axis=axis, keepdims=keepdims)
+    r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
+    return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.nanmax``: the maximum of the non-NaN values (NaN for an all-NaN slice)."""
+    _no_out("nanmax", out)
+    return _nan_extreme(a, axis, keepdims, -np.inf, amax)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.nanmin``: the minimum of the non-NaN values (NaN for an all-NaN slice)."""
+    _no_out("nanmin", out)
+    return _nan_extreme(a, axis, keepdims, np.inf, amin)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """``numpy.nanprod``: NaNs count as one (and get zero derivative)."""
+    _no_out("nanprod", out)
+    return prod(_nan_fill(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``numpy.nancumsum``: NaNs count as zero."""
+    _no_out("nancumsum", out)
+    return cumsum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``numpy.nancumprod``: NaNs count as one."""
+    _no_out("nancumprod", out)
+    return cumprod(_nan_fill(a, 1.0), axis=axis, dtype=dtype)
+
+
+nanargmax = _nd(np.nanargmax)
+nanargmin = _nd(np.nanargmin)
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """``numpy.cov`` (NumPy's algorithm on Tensors; weights are constants).
+
+    Examples
+    --------
+    >>> dnp.cov(dualad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = asarray_t(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    dt = np.result_type(m.dtype, np.float64) if dtype is None else np.dtype(dtype)
+    X = atleast_2d(astype(m, dt, copy=False))
+    if not rowvar and m.ndim != 1:
+        X = transpose(X)
+    if X.shape[0] == 0:
+        return reshape(X, (0, 0)) if X.ndim else X
+    if y is not None:
+        y = astype(asarray_t(y), dt, copy=False)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        y = atleast_2d(y)
+        if not rowvar and y.shape[0] != 1:
+            y = transpose(y)
+        X = concatenate((X, y), axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        w = np.asarray(_raw(fweights), dtype=float)
+    if aweights is not None:
+        aw = np.asarray(_raw(aweights), dtype=float)
+        w = aw if w is None else w * aw
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = w_sum._data.flat[0] if isinstance(w_sum, Tensor) else w_sum
+    if w is None:
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * aw) / w_sum
+    fact = builtins.max(float(np.real(fact)), 0.0)
+    X = X - reshape(avg, (-1, 1))
+    X_T = transpose(X if w is None else X * w)
+    c = matmul(X, conj(X_T)) * (1.0 / fact if fact else np.inf)
+    return squeeze(c)
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """``numpy.corrcoef``: the covariance scaled by the standard deviations.
+
+    (NumPy also clips the real part to [-1, 1], which only moves rounding errors; the
+    derivative of the unclipped expression is the one that exists.)
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = diagonal(c)
+    sd = apply(_P["sqrt"], real(d))
+    c = c / reshape(sd, (-1, 1))
+    return c / reshape(sd, (1, -1))
+
+
+def polyval(p: Any, x: Any) -> Any:
+    """``numpy.polyval`` by Horner's rule: differentiable in ``p`` and ``x``.
+
+    Examples
+    --------
+    >>> dnp.polyval([1.0, 0.0, -1.0], dualad.tensor(3.0))
+    tensor(8.)
+    """
+    p, x = asarray_t(p), asarray_t(x)
+    y = zeros_like(x)
+    for i in range(p.shape[0] if p.ndim else 1):
+        y = y * x + (getitem(p, i) if p.ndim else p)
+    return y
+
+
+def _full_convolve(a: Tensor, v: Tensor) -> Any:
+    """Full convolution of 1-D ``a`` and ``v`` (``len(a) >= len(v)``): windows of ``a``,
+    gathered, times ``v`` reversed."""
+    n, m = a.shape[0], v.shape[0]
+    ap = pad(a, (m - 1, m - 1))
+    idx = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
+    return matmul(getitem(ap, (idx,)), flip(v))
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """``numpy.convolve`` of two 1-D sequences (bilinear: a gather and a matrix product).
+
+    Examples
+    --------
+    >>> dnp.convolve(dualad.tensor([1.0, 2.0]), [1.0, 1.0])
+    tensor([1., 3., 2.])
+    """
+    a, v = asarray_t(a), asarray_t(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    n, m = a.shape[0], v.shape[0]
+    full = _full_convolve(a, v)
+    if mode == "full":
+        return full
+    if mode == "same":
+        lo = (m - 1) // 2
+        return getitem(full, (slice(lo, lo + n),))
+    if mode == "valid":
+        return getitem(full, (slice(m - 1, n),))
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])``, a convolution."""
+    a, v = asarray_t(a), asarray_t(v)
+    if a.ndim == 1 and v.ndim == 1 and v.shape[0] > a.shape[0]:
+        return flip(conj(convolve(v, flip(conj(a)), mode)))
+    return convolve(a, flip(conj(v)), mode)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """``numpy.interp``: piecewise-linear, differentiable in ``x``, ``xp`` and ``fp``.
+
+    Examples
+    --------
+    >>> fp = dualad.tensor([0.0, 10.0], requires_grad=True)
+    >>> dnp.interp(0.25, [0.0, 1.0], fp).backward(); fp.grad
+    tensor([0.75, 0.25])
+    """
+    if period is not None:
+        raise NotImplementedError("dualad.numpy.interp: period= is not supported")
+    x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("Data points must be 1D sequences")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    if xp.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    dt = np.complex128 if fp.dtype.kind == "c" else np.float64
+    fp = astype(fp, dt, copy=False)
+    x, xp = astype(x, np.float64, copy=False), astype(xp, np.float64, copy=False)
+    k = xp.shape[0]
+    if k == 1:
+        y = broadcast_to(getitem(fp, 0), x.shape)
+    else:
+        j = np.clip(np.searchsorted(xp._data, x._data, side="right") - 1, 0, k - 2)
+        x0, x1 = getitem(xp, (j,)), getitem(xp, (j + 1,))
+        f0, f1 = getitem(fp, (j,)), getitem(fp, (j + 1,))
+        y = f0 + (f1 - f0) * ((x - x0) / (x1 - x0))
+    xd, xpd = x._data, xp._data
+    lo = getitem(fp, 0) if left is None else left
+    hi = getitem(fp, -1) if right is None else right
+    y = where(xd < xpd[0], lo, y)
+    y = where(xd > xpd[-1], hi, y)
+    return astype(y, dt, copy=False)
