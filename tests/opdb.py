@@ -237,7 +237,9 @@ UNARY_OPS: dict[str, tuple[str, str | None]] = {
     "real": ("any", "any"), "imag": ("any", "any"),
 }
 UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",), "deg2rad": ("radians",),
-                 "rad2deg": ("degrees",)}
+                 "rad2deg": ("degrees",), "arccos": ("acos",), "arcsin": ("asin",),
+                 "arctan": ("atan",), "arccosh": ("acosh",), "arcsinh": ("asinh",),
+                 "arctanh": ("atanh",), "trunc": ("fix",)}
 
 # name: (domain a, domain b, complex domains (a, b) or None)
 BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
@@ -251,7 +253,7 @@ BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
     "arctan2": ("nz", "nz", None), "logaddexp": ("any", "any", None),
     "logaddexp2": ("any", "any", None),
 }
-BINARY_ALIASES = {"divide": ("true_divide",), "power": ("pow",)}
+BINARY_ALIASES = {"divide": ("true_divide",), "power": ("pow",), "arctan2": ("atan2",)}
 
 
 
@@ -588,7 +590,7 @@ def _entries() -> list[OpInfo]:
             s = _fminmax_nan
         add(OpInfo(name, _ufunc_call(name), s, ALL if cd else REAL,
                    covers=BINARY_ALIASES.get(name, ())))
-    add(OpInfo("remainder", _ufunc_call("remainder"), _mod_samples))
+    add(OpInfo("remainder", _ufunc_call("remainder"), _mod_samples, covers=("mod",)))
     add(OpInfo("fmod", _ufunc_call("fmod"), _mod_samples))
     add(OpInfo("round", lambda ns, x, **kw: ns.round(x, **kw), _round_samples,
                covers=("around",)))
@@ -973,6 +975,132 @@ def _stat_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) -> No
     add(OpInfo("interp", red("interp"), _interp_samples, ALL))
 
 
+def _block_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((2, 2)), g((2, 1)), g((1, 3))), {}, (0, 1, 2), "2x2"),
+            Sample((g((3,)), g((2,)), g(())), {}, (0, 1, 2), "1d")]
+
+
+BLOCK_FORMS = {"2x2": lambda ns, a, b, c: ns.block([[a, b], [c]]),
+               "1d": lambda ns, a, b, c: ns.block([a, b, ns.atleast_1d(c)])}
+
+
+def _cum_new(g: Gen) -> list[Sample]:
+    return [Sample((g((4,)),), {}, (0,), "1d"),
+            Sample((g((2, 3), layout="F"),), {"axis": 1, "include_initial": True}, (0,),
+                   "initial"),
+            Sample((g((3, 2)),), {"axis": 0, "dtype": "complex128"}, (0,), "dtype")]
+
+
+def _space_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((), "pos"), g((), "pos") + 1.0), {"num": 4}, (0, 1), "0d"),
+            Sample((g((), "pos"), g((2,), "pos") + 1.0), {"num": 3, "endpoint": False}, (0, 1),
+                   "vec-noend"),
+            Sample((g((), "pos"), 3.0), {"num": 5, "axis": 0}, (0,), "t-pyscalar")]
+
+
+def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) -> None:
+    def fn(name: str) -> Callable[..., Any]:
+        return lambda ns, *a, **k: getattr(ns, name)(*a, **k)
+
+    def sub(path: str) -> Callable[..., Any]:
+        m, n = path.split(".")
+        return lambda ns, *a, **k: getattr(getattr(ns, m), n)(*a, **k)
+
+    add(OpInfo("asarray_chkfinite", fn("asarray_chkfinite"), lambda g: _s(
+        g, ((2, 3), "F", {}), ((), "C", {})), ALL, covers=("require",)))
+    add(OpInfo("ascontiguousarray", fn("ascontiguousarray"), lambda g: _s(
+        g, ((2, 3), "T", {}), ((), "C", {})), ALL, covers=("asfortranarray",)))
+    add(OpInfo("block", lambda ns, a, b, c: BLOCK_FORMS["2x2" if a.ndim == 2 else "1d"](
+        ns, a, b, c), _block_samples, ALL))
+    add(OpInfo("compress", lambda ns, x, **k: ns.compress([True, False, True], x, **k),
+               lambda g: _s(g, ((3, 4), "F", {"axis": 0}), ((4, 3), "C", {"axis": 1}),
+                            ((2, 3), "C", {})), ALL))
+    add(OpInfo("extract", lambda ns, c, x: ns.extract(c, x), lambda g: [
+        Sample((g.cond((3, 4)), g((3, 4), layout="T")), {}, (1,), "2d")], ALL))
+    add(OpInfo("cumulative_sum", fn("cumulative_sum"), _cum_new, ALL))
+    add(OpInfo("cumulative_prod", fn("cumulative_prod"), _cum_new, ALL))
+    one("delete", ((5,), "S", {"obj": 1}), ((3, 4), "F", {"obj": [0, 2], "axis": 1}),
+        ((2, 3), "C", {"obj": slice(0, 2)}))
+    one("diagflat", ((2, 2), "C", {}), ((3,), "S", {"k": -1}))
+    add(OpInfo("divmod", lambda ns, a, b: ns.divmod(a, b), _mod_samples,
+               covers=()))
+    add(OpInfo("Tensor.__divmod__", lambda ns, a, b: divmod(a, b), _mod_samples))
+    one("ediff1d", ((2, 3), "T", {}), ((4,), "C", {"to_begin": [1.0, 2.0], "to_end": 3.0}))
+    add(OpInfo("frexp", fn("frexp"), unary("nz")))
+    add(OpInfo("ldexp", lambda ns, x, **k: ns.ldexp(x, np.array([1, -2, 0])), lambda g: _s(
+        g, ((2, 3), "F", {}), ((3,), "C", {}))))
+    add(OpInfo("modf", fn("modf"), unary("nonint")))
+    add(OpInfo("heaviside", fn("heaviside"), lambda g: [
+        Sample((np.array([-1.0, 0.0, 2.0, 0.0]).astype(g.dtype), g((4,))), {}, (1,), "x2"),
+        Sample((np.array([[0.0], [1.0]]).astype(g.dtype), g((3,))), {}, (1,), "bcast")]))
+    add(OpInfo("logspace", fn("logspace"), lambda g: _space_samples(g) + [
+        Sample((g(()), g(()), 4, True, g((), "pos") + 1.0), {}, (0, 1, 4), "base")]))
+    add(OpInfo("geomspace", fn("geomspace"), lambda g: _space_samples(g) + [
+        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative")]))
+    one("matrix_transpose", ((2, 3), "F", {}), ((2, 3, 4), "C", {}))
+    add(OpInfo("vecdot", fn("vecdot"), _two([
+        ("last", ((2, 3), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "F"), ((3, 2), "C"),
+                                                   {"axis": 0})]), ALL))
+    add(OpInfo("matvec", fn("matvec"), _two([("batch", ((2, 3, 4), "C"), ((4,), "S"), {})]),
+               ALL))
+    add(OpInfo("vecmat", fn("vecmat"), _two([("batch", ((3,), "C"), ((2, 3, 4), "T"), {})]),
+               ALL))
+    add(OpInfo("meshgrid", fn("meshgrid"), lambda g: [
+        Sample((g((3,)), g((2,), layout="S")), {}, (0, 1), "xy"),
+        Sample((g((3,)), g((2,)), g((2,))), {"indexing": "ij"}, (0, 1, 2), "ij"),
+        Sample((g((3,)), g((2,))), {"sparse": True}, (0, 1), "sparse")], ALL))
+    add(OpInfo("trapezoid", fn("trapezoid"), lambda g: [
+        Sample((g((5,)),), {}, (0,), "dx1"), Sample((g((3, 4), layout="F"),),
+                                                    {"dx": 0.5, "axis": 0}, (0,), "dx"),
+        Sample((g((2, 4)), np.array([0.0, 0.3, 1.1, 2.0]).astype(g.rdtype)), {}, (0, 1), "x"),
+        Sample((g((2, 3)), np.array([[0.0, 1.0, 1.5], [0.2, 0.4, 2.0]]).astype(g.rdtype)),
+               {"axis": 1}, (0,), "x2d")], ALL))
+    one("unstack", ((2, 3), "T", {}), ((2, 3, 2), "C", {"axis": -1}))
+    add(OpInfo("unwrap", fn("unwrap"), lambda g: [
+        Sample((np.array([0.0, 3.0, 6.5, 0.4, 3.0, -3.0]).astype(g.dtype),), {}, (0,), "1d"),
+        Sample((np.array([[0.0, 3.0, 6.0], [1.0, 5.0, 2.0]]).astype(g.dtype),), {"axis": 1},
+               (0,), "2d")]))
+    one("vander", ((3,), "S", {}), ((4,), "C", {"N": 3, "increasing": True}),
+        ((2,), "C", {"N": 0}))
+    add(OpInfo("linalg.matrix_transpose", sub("linalg.matrix_transpose"), lambda g: _s(
+        g, ((2, 3), "F", {})), ALL))
+    add(OpInfo("linalg.cond", lambda ns, a, **k: ns.linalg.cond(a, **k), _one_arg(
+        ("2", lambda g: _wellcond(g, 3), {}), ("-2", lambda g: _wellcond(g, 3), {"p": -2}),
+        ("fro", lambda g: _wellcond(g, 3), {"p": "fro"}),
+        ("batched", lambda g: _wellcond(g, 2, (2,)), {})), ALL))
+    add(OpInfo("linalg.cross", sub("linalg.cross"), _two([
+        ("vec", ((3,), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "C"), ((3, 2), "F"),
+                                                 {"axis": 0})]), ALL))
+    add(OpInfo("linalg.tensordot", sub("linalg.tensordot"), _two(TENSORDOT[:2]), ALL))
+    add(OpInfo("linalg.vecdot", sub("linalg.vecdot"), _two([
+        ("last", ((2, 3), "C"), ((3,), "S"), {})]), ALL))
+    # Tensor methods that NumPy's ndarray has in place (tracked writes on a copy)
+
+    def inplace(f: Callable[[Any], Any]) -> Callable[..., Any]:
+        def call(ns: Any, x: Any, **kw: Any) -> Any:
+            y = x * 1.0  # a non-leaf to write into (and an ndarray for NumPy)
+            f(y, **kw)
+            return y
+
+        return call
+
+    add(OpInfo("Tensor.sort", inplace(lambda y, **k: y.sort(**k)), lambda g: [
+        s for s in _sort_samples(g) if s.kwargs.get("axis", -1) is not None]))
+    add(OpInfo("Tensor.partition", inplace(lambda y, **k: y.partition(1, **k)),
+               lambda g: _s(g, ((4,), "C", {}), ((3, 4), "T", {"axis": 0}), dom="distinct")))
+    add(OpInfo("Tensor.fill", lambda ns, x, v: (lambda y: (y.fill(v), y)[1])(
+        ns.asarray(x) * 1.0),
+               lambda g: [Sample((g((2, 3)), g(())), {}, (1,), "value")], ALL, ref=False))
+    add(OpInfo("Tensor.__imatmul__", lambda ns, a, b: (lambda y: y.__imatmul__(b))(a * 1.0),
+               _two([("square", ((3, 3), "C"), ((3, 3), "F"), {})]), ALL))
+    add(OpInfo("Tensor.compress", lambda ns, x: x.compress([False, True, True], axis=1),
+               unary_shapes([((2, 3), "C"), ((3, 3), "F")]), ALL))
+
+
+def unary_shapes(specs: list[tuple[tuple[int, ...], str]]) -> Callable[[Gen], list[Sample]]:
+    return lambda g: [Sample((g(s, "any", l_),), {}, (0,), _d(s, l_)) for s, l_ in specs]
+
+
 def _more_entries(add: Callable[[OpInfo], None]) -> None:
     def one(name: str, *specs: Any, dom: str = "any", dts: Any = ALL, **kw: Any) -> None:
         add(OpInfo(name, lambda ns, x, **k: getattr(ns, name)(x, **k),
@@ -1010,6 +1138,7 @@ def _more_entries(add: Callable[[OpInfo], None]) -> None:
                ALL))
     add(OpInfo("linspace", lambda ns, a, b, **kw: ns.linspace(a, b, **kw), _linspace_samples))
     _stat_entries(add, one)
+    _namespace_entries(add, one)
     add(OpInfo("einsum(sublists)", lambda ns, form, a, b: {
         "matmul": lambda: ns.einsum(a, [0, 1], b, [1, 2], [0, 2]),
         "implicit": lambda: ns.einsum(a, [0, 1], b, [1, 2]),

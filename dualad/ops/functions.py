@@ -1852,3 +1852,306 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     y = where(xd < xpd[0], lo, y)
     y = where(xd > xpd[-1], hi, y)
     return astype(y, dt, copy=False)
+
+
+# -- the rest of NumPy's namespace that has a derivative: aliases and compositions -------------
+
+acos, acosh, asin, asinh = _P["arccos"], _P["arccosh"], _P["arcsin"], _P["arcsinh"]
+atan, atan2, atanh = _P["arctan"], _P["arctan2"], _P["arctanh"]
+mod = _P["remainder"]
+fix = _P["trunc"]
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
+    """``numpy.asarray_chkfinite``: :func:`asarray`, raising on NaN or infinity."""
+    t = asarray(a, dtype=dtype)
+    if t.dtype.kind in "fc" and not np.isfinite(t._data).all():
+        raise ValueError("array must not contain infs or NaNs")
+    return t
+
+
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
+    """``numpy.ascontiguousarray`` (at least 1-D; a Tensor's memory layout is its own)."""
+    return atleast_1d(asarray(a, dtype=dtype))
+
+
+asfortranarray = ascontiguousarray
+
+
+def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
+    """``numpy.require``: :func:`asarray` (memory requirements are a Tensor's own)."""
+    return asarray(a, dtype=dtype)
+
+
+def block(arrays: Any) -> Any:
+    """``numpy.block``: nested lists concatenated, the innermost along the last axis.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0]])
+    >>> dnp.block([[a, 2 * a], [3 * a, 4 * a]])
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    def depth(x: Any) -> int:
+        if isinstance(x, tuple):
+            raise TypeError("arrays is a tuple. Only lists can be used to arrange blocks, and "
+                            "np.block does not allow implicit conversion from tuple to ndarray.")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+
+    def leaves(x: Any) -> list[Any]:
+        return [y for e in x for y in leaves(e)] if isinstance(x, list) else [asarray_t(x)]
+
+    d = depth(arrays)
+    nd = builtins.max([d] + [t.ndim for t in leaves(arrays)])
+
+    def rec(x: Any, level: int) -> Any:
+        if isinstance(x, list):
+            return concatenate([rec(e, level + 1) for e in x], axis=-(d - level))
+        t = asarray_t(x)
+        return reshape(t, (1,) * (nd - t.ndim) + t.shape)
+
+    return rec(arrays, 0)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
+    """``numpy.compress``: a gather of the selected slices."""
+    idx = np.nonzero(np.asarray(_raw(condition)).astype(bool).ravel())[0]
+    return take(a, idx, axis=axis)
+
+
+def extract(condition: Any, arr: Any) -> Any:
+    """``numpy.extract``: the elements where ``condition`` is true, flattened."""
+    return take(ravel(arr), np.nonzero(np.ravel(_raw(condition)))[0])
+
+
+def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
+                initial: float) -> Any:
+    x = asarray_t(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument "
+                             "is required.")
+        axis = 0
+    ax = _norm_axis(axis, builtins.max(x.ndim, 1))
+    out = fn(x, axis=ax, dtype=dtype)
+    if include_initial:
+        shp = list(out.shape)
+        shp[ax] = 1
+        out = concatenate([_make(np.full(shp, initial, out.dtype)), out], axis=ax)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """``numpy.cumulative_sum`` (``include_initial`` prepends a zero)."""
+    _no_out("cumulative_sum", out)
+    return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    """``numpy.cumulative_prod`` (``include_initial`` prepends a one)."""
+    _no_out("cumulative_prod", out)
+    return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
+    """``numpy.delete``: a gather of the slices kept."""
+    arr = asarray_t(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    ax = _norm_axis(axis, arr.ndim)
+    keep = np.delete(np.arange(arr.shape[ax]), _raw(obj))
+    return take(arr, keep, axis=ax)
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``."""
+    return diag(ravel(v), k)
+
+
+def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
+    """``numpy.divmod``: (floor division, no derivative; remainder, differentiable)."""
+    return _P["floor_divide"](x1, x2), _P["remainder"](x1, x2)
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """``numpy.ediff1d``: differences of the flattened array, with optional ends."""
+    a = ravel(asarray_t(ary))
+    parts = [diff(a)]
+    for v, front in ((to_begin, True), (to_end, False)):
+        if v is not None:
+            t = ravel(asarray_t(v))
+            if not np.can_cast(t.dtype, a.dtype, "same_kind"):
+                raise TypeError("dtype of `to_begin`/`to_end` must be compatible with input "
+                                "`ary` under the `same_kind` rule.")
+            t = astype(t, a.dtype, copy=False)
+            parts.insert(0, t) if front else parts.append(t)
+    return concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def frexp(x: Any) -> tuple[Any, Any]:
+    """``numpy.frexp``: mantissa ``x * 2**-e`` (differentiable) and exponent ``e`` (integer)."""
+    x = asarray_t(x)
+    e = np.frexp(x._data)[1]
+    return x * np.ldexp(np.ones((), x.dtype), -e), _make(e)
+
+
+def ldexp(x1: Any, x2: Any) -> Any:
+    """``numpy.ldexp``: ``x1 * 2**x2`` for integer ``x2`` (differentiable in ``x1``)."""
+    x1 = asarray_t(x1)
+    dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
+    return astype(x1, dt, copy=False) * np.ldexp(np.ones((), dt), _raw(x2))
+
+
+def modf(x: Any) -> tuple[Any, Any]:
+    """``numpy.modf``: fractional part (derivative one) and integral part (zero)."""
+    t = _P["trunc"](x)
+    return x - t, t
+
+
+def heaviside(x1: Any, x2: Any) -> Any:
+    """``numpy.heaviside``: 0 or 1 away from zero (no derivative), ``x2`` at zero."""
+    d1 = np.asarray(_raw(x1))
+    base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
+    return where(d1 == 0, x2, base)
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``numpy.logspace``: ``base ** linspace(start, stop)``; differentiable in Tensor
+    endpoints and base."""
+    if not builtins.any(isinstance(v, Tensor) for v in (start, stop, base)):
+        return _make(np.logspace(start, stop, num, endpoint, base, dtype, axis))
+    y = linspace(start, stop, num, endpoint=endpoint)
+    b = asarray_t(base)
+    b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    out = _P["power"](b, y)
+    if dtype is None and out.dtype != y.dtype and not isinstance(base, Tensor):
+        out = astype(out, y.dtype)  # NumPy's: the dtype of the exponents
+    if axis != 0:
+        out = moveaxis(out, 0, axis)
+    return out if dtype is None else astype(out, dtype, copy=False)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> Any:
+    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints."""
+    if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
+        return _make(np.geomspace(start, stop, num, endpoint, dtype, axis))
+    s0, s1 = np.asarray(_raw(start)), np.asarray(_raw(stop))
+    if s0.dtype.kind == "c" or s1.dtype.kind == "c" or np.any(s0 * s1 <= 0):
+        raise NotImplementedError("dualad.numpy.geomspace: Tensor endpoints must be real, "
+                                  "non-zero and of one sign")
+    sign = np.sign(s0)
+    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num), np.float64)
+    a = astype(asarray_t(start), dt, copy=False) * sign
+    b = astype(asarray_t(stop), dt, copy=False) * sign
+    y = _P["exp"](linspace(_P["log"](a), _P["log"](b), num, endpoint=endpoint))
+    first = np.zeros(num, bool)
+    first[:1] = True
+    last = np.zeros(num, bool)
+    if endpoint and num > 1:
+        last[-1] = True
+    col = (-1,) + (1,) * (y.ndim - 1)
+    y = where(reshape(first, col), a, where(reshape(last, col), b, y)) * sign
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return y if dtype is None else astype(y, dtype, copy=False)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """``numpy.matrix_transpose``: swap the last two axes."""
+    x = asarray_t(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return swapaxes(x, -1, -2)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return sum(conj(_seq(x1)) * _seq(x2), axis=axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """``numpy.matvec``: matrix-vector products over the last axes."""
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """``numpy.vecmat``: conjugated vector-matrix products over the last axes."""
+    return einsum("...j,...ji->...i", conj(asarray_t(x1)), x2)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    """``numpy.meshgrid`` (reshapes and broadcasts; a tuple, as NumPy 2)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nd = len(xi)
+    s0 = (1,) * nd
+    out = [reshape(asarray_t(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and nd > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:])
+        out[1] = reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        out = broadcast_arrays(*out)
+    return tuple(out)
+
+
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    """``numpy.trapezoid``: the trapezoidal rule; differentiable in ``y`` and ``x``.
+
+    Examples
+    --------
+    >>> dnp.trapezoid(dualad.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    y = asarray_t(y)
+    ax = _norm_axis(axis, y.ndim)
+    if x is None:
+        d: Any = dx
+    else:
+        x = asarray_t(x)
+        if x.ndim == 1:
+            d = reshape(diff(x), tuple(-1 if i == ax else 1 for i in range(y.ndim)))
+        else:
+            d = diff(x, axis=axis)
+    pre = (slice(None),) * ax
+    return sum(d * (getitem(y, pre + (slice(1, None),)) + getitem(y, pre + (slice(None, -1),)))
+               / 2.0, axis=ax)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """``numpy.unstack``: the slices along ``axis``."""
+    x = asarray_t(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    ax = _norm_axis(axis, x.ndim)
+    return tuple(getitem(x, (slice(None),) * ax + (i,)) for i in range(x.shape[ax]))
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Any:
+    """``numpy.unwrap``: adds multiples of ``period`` (constants), so the derivative is
+    the identity's."""
+    p = asarray_t(p)
+    d = p._data
+    u = np.unwrap(d, discont=discont, axis=axis, period=period)
+    out = p if p.dtype == u.dtype else astype(p, u.dtype)
+    return out + (u - d.astype(u.dtype))
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """``numpy.vander``: columns of powers, by a running product (exact at zeros)."""
+    x = asarray_t(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else int(N)
+    dt = np.promote_types(x.dtype, int)
+    x = astype(x, dt, copy=False)
+    if n == 0:
+        return _make(np.empty((x.shape[0], 0), dt))
+    cols = concatenate([_make(np.ones((x.shape[0], 1), dt)),
+                        broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
+    v = cumprod(cols, axis=1)
+    return v if increasing else flip(v, 1)

@@ -66,7 +66,8 @@ __all__ = [
     "EigResult", "inv", "solve", "det", "slogdet", "cholesky", "eig", "eigvals", "eigh",
     "eigvalsh", "svd", "svdvals",
     "qr", "pinv", "norm", "vector_norm", "matrix_norm", "matrix_power", "matmul",
-    "diagonal", "trace", "outer", "multi_dot", "matrix_rank",
+    "diagonal", "trace", "outer", "multi_dot", "matrix_rank", "cond", "cross",
+    "matrix_transpose", "tensordot", "vecdot",
 ]
 
 
@@ -1077,3 +1078,35 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     A = F.asarray_t(A)
     return _make(np.asarray(np.linalg.matrix_rank(A._data, tol=tol, hermitian=hermitian,
                                                   rtol=rtol)))
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """``numpy.linalg.cond``: a ratio of singular values (``p`` None, 2, -2) or
+    ``norm(x, p) * norm(inv(x), p)``."""
+    x = _prep(x)
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    _square(x)
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.linalg.cross`` of 3-vectors."""
+    return F.cross(x1, x2, axis=axis)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """``numpy.linalg.matrix_transpose``."""
+    return F.matrix_transpose(x)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    """``numpy.linalg.tensordot``."""
+    return F.tensordot(x1, x2, axes=axes)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return F.vecdot(x1, x2, axis=axis)
