@@ -1101,7 +1101,46 @@ def unary_shapes(specs: list[tuple[tuple[int, ...], str]]) -> Callable[[Gen], li
     return lambda g: [Sample((g(s, "any", l_),), {}, (0,), _d(s, l_)) for s, l_ in specs]
 
 
+def _special(ns: Any) -> Any:
+    """dualad.scipy.special for dualad.numpy, scipy.special (the reference) for numpy."""
+    if ns is dnp:
+        from dualad.scipy import special
+
+        return special
+    import scipy.special
+
+    return scipy.special
+
+
+def _scipy_entries(add: Callable[[OpInfo], None]) -> None:
+    try:
+        import scipy.special  # noqa: F401
+    except ImportError:  # the scipy extra is not installed: nothing to check
+        return
+
+    def sp(name: str) -> Callable[..., Any]:
+        return lambda ns, *a, **k: getattr(_special(ns), name)(*a, **k)
+
+    for name, dom in (("gammaln", "pos"), ("digamma", "pos"), ("erf", "any"), ("erfc", "any"),
+                      ("expit", "any")):
+        add(OpInfo(f"scipy.special.{name}", sp(name), unary(dom)))
+    add(OpInfo("scipy.special.logit", lambda ns, x: _special(ns).logit(x / 2.5), unary("pos")))
+    add(OpInfo("scipy.special.xlogy", sp("xlogy"), lambda g: [
+        Sample((g((2, 3)), g((3,), "pos")), {}, (0, 1), "bcast"),
+        Sample((np.array([0.0, 1.5, -0.5]).astype(g.dtype), g((3,), "pos")), {}, (0, 1),
+               "zero-x"),
+        Sample((g((2,)), 2.0), {}, (0,), "pyscalar")]))
+    red3 = [((2, 3, 4), "T", {}), ((2, 3, 4), "C", {"axis": 1}),
+            ((3, 4), "F", {"axis": (0, 1)}), ((3,), "S", {})]
+    add(OpInfo("scipy.special.logsumexp", sp("logsumexp"), lambda g: _s(g, *red3) + [
+        Sample((g((3, 4)),), {"axis": 0, "keepdims": True}, (0,), "keepdims"),
+        Sample((g((2, 3)),), {"axis": 1, "b": np.array([1.0, 0.5, 2.0])}, (0,), "b")]))
+    add(OpInfo("scipy.special.softmax", sp("softmax"), lambda g: _s(g, *red3)))
+    add(OpInfo("scipy.special.log_softmax", sp("log_softmax"), lambda g: _s(g, *red3)))
+
+
 def _more_entries(add: Callable[[OpInfo], None]) -> None:
+    _scipy_entries(add)
     def one(name: str, *specs: Any, dom: str = "any", dts: Any = ALL, **kw: Any) -> None:
         add(OpInfo(name, lambda ns, x, **k: getattr(ns, name)(x, **k),
                    lambda g: _s(g, *specs, dom=dom), dts, **kw))
