@@ -1074,6 +1074,40 @@ def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) 
     add(OpInfo("linalg.tensordot", sub("linalg.tensordot"), _two(TENSORDOT[:2]), ALL))
     add(OpInfo("linalg.vecdot", sub("linalg.vecdot"), _two([
         ("last", ((2, 3), "C"), ((3,), "S"), {})]), ALL))
+    # polynomials
+    for name in ("polyadd", "polysub", "polymul"):
+        add(OpInfo(name, fn(name), _two([("4-2", ((4,), "C"), ((2,), "S"), {}),
+                                         ("2-3", ((2,), "C"), ((3,), "C"), {})]), ALL))
+    one("polyder", ((4,), "S", {}), ((5,), "C", {"m": 2}), ((3,), "C", {"m": 0}))
+    add(OpInfo("polyint", fn("polyint"), lambda g: [
+        Sample((g((3,)),), {}, (0,), "m1"), Sample((g((3,)), 2, g((2,))), {}, (0, 2), "m2-k"),
+        Sample((g((2,)),), {"m": 2, "k": 1.5}, (0,), "k-scalar")], ALL))
+
+    def _cubic(g: Gen) -> np.ndarray:  # distinct real roots near -1, 0.5, 2
+        return (np.poly([-1.0, 0.5, 2.0]) + 0.05 * g((4,))).astype(g.dtype)
+
+    add(OpInfo("roots", fn("roots"), lambda g: [
+        Sample((_cubic(g),), {}, (0,), "cubic"),
+        Sample((np.append(_cubic(g), 0.0).astype(g.dtype),), {}, (0,), "zero-root")]))
+    add(OpInfo("poly", fn("poly"), lambda g: [Sample((g((3,)),), {}, (0,), "roots"),
+                                            Sample((_eig_matrix(g),), {}, (0,), "matrix")]))
+    one("resize", ((4,), "S", {"new_shape": (3, 3)}), ((2, 3), "F", {"new_shape": 4}))
+    add(OpInfo("linalg.tensorinv", sub("linalg.tensorinv"), _one_arg(
+        ("ind2", lambda g: (g((2, 3, 6)) + 3 * np.eye(6).reshape(2, 3, 6)).astype(g.dtype),
+         {}),
+        ("ind1", lambda g: (g((6, 2, 3)) + 3 * np.eye(6).reshape(6, 2, 3)).astype(g.dtype),
+         {"ind": 1})), ALL))
+    add(OpInfo("linalg.tensorsolve", sub("linalg.tensorsolve"), lambda g: [
+        Sample(((g((2, 3, 6)) + 3 * np.eye(6).reshape(2, 3, 6)).astype(g.dtype), g((2, 3))),
+               {}, (0, 1), "2x3"),
+        Sample(((g((6, 2, 3)) + 3 * np.eye(6).reshape(6, 2, 3)).astype(g.dtype), g((2, 3))),
+               {"axes": (0,)}, (0, 1), "axes")], ALL))
+    add(OpInfo("linalg.lstsq", sub("linalg.lstsq"), lambda g: [
+        Sample(((g((5, 3)) + np.eye(5, 3)).astype(g.dtype), g((5,))), {}, (0, 1), "tall-vec"),
+        Sample(((g((5, 3)) + np.eye(5, 3)).astype(g.dtype), g((5, 2))), {"rcond": None},
+               (0, 1), "tall-mat"),
+        Sample(((g((2, 4)) + np.eye(2, 4)).astype(g.dtype), g((2,))), {}, (0, 1), "wide")],
+        ALL))
     # Tensor methods that NumPy's ndarray has in place (tracked writes on a copy)
 
     def inplace(f: Callable[[Any], Any]) -> Callable[..., Any]:

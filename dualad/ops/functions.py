@@ -2155,3 +2155,132 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
     return v if increasing else flip(v, 1)
+
+
+# -- polynomials (coefficient arrays, highest power first) ------------------------------------
+
+
+def _poly_pair(a1: Any, a2: Any) -> tuple[Tensor, Tensor]:
+    a1, a2 = atleast_1d(asarray_t(a1)), atleast_1d(asarray_t(a2))
+    d = a2.shape[0] - a1.shape[0]
+    if d > 0:
+        a1 = pad(a1, (d, 0))
+    elif d < 0:
+        a2 = pad(a2, (-d, 0))
+    return a1, a2
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """``numpy.polyadd`` (the shorter polynomial padded with leading zeros)."""
+    a, b = _poly_pair(a1, a2)
+    return a + b
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    """``numpy.polysub``."""
+    a, b = _poly_pair(a1, a2)
+    return a - b
+
+
+def polymul(a1: Any, a2: Any) -> Any:
+    """``numpy.polymul``: the convolution of the coefficients."""
+    return convolve(atleast_1d(asarray_t(a1)), atleast_1d(asarray_t(a2)))
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """``numpy.polyder``: the m-th derivative's coefficients."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    p = asarray_t(p)
+    for _ in range(m):
+        n = p.shape[0] - 1
+        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """``numpy.polyint``: the m-th antiderivative (integration constants ``k``)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = np.zeros(m) if k is None else k
+    kk = asarray_t(k)
+    if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
+        kk = broadcast_to(reshape(kk, (1,)), (m,))
+    if kk.shape[0] < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = asarray_t(p)
+    for i in range(m):
+        y = p / np.arange(p.shape[0], 0, -1)
+        p = concatenate([y, reshape(getitem(kk, i), (1,))])
+    return p
+
+
+def roots(p: Any) -> Any:
+    """``numpy.roots``: eigenvalues of the companion matrix (differentiable in ``p``)."""
+    from .linalg import eigvals
+
+    p = atleast_1d(asarray_t(p))
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nz = np.nonzero(p._data)[0]
+    if len(nz) == 0:
+        return _make(np.array([]))
+    want = np.roots(p._data)  # NumPy's values and order
+    if nz[0] and (p._rg or p._level):
+        raise NotImplementedError(
+            "dualad.numpy.roots: a leading zero coefficient would need the roots that come "
+            "from infinity under a perturbation; strip it before differentiating")
+    # trailing zeros are roots at zero whose derivatives involve the zero coefficients: keep
+    # them in the companion matrix, then put the eigenvalues in NumPy's order
+    p = getitem(p, (slice(int(nz[0]), None),))
+    if p.dtype.kind not in "fc":
+        p = astype(p, np.float64)
+    n = p.shape[0]
+    if n < 2:
+        return _make(np.array([], p.dtype))
+    first = reshape(-getitem(p, (slice(1, None),)) / getitem(p, 0), (1, n - 1))
+    rest = _make(np.eye(n - 2, n - 1, dtype=p.dtype))
+    r = eigvals(concatenate([first, rest], axis=0))
+    free = list(range(r.shape[0]))
+    order = []
+    for w in want:
+        j = builtins.min(free, key=lambda i: builtins.abs(r._data[i] - w))
+        free.remove(j)
+        order.append(j)
+    r = take(r, np.array(order, np.intp))
+    return real(r) if want.dtype.kind != "c" and r.dtype.kind == "c" else r
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """``numpy.poly`` of a sequence of roots (real when they come in conjugate pairs)."""
+    z = asarray_t(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0]:
+        from .linalg import eigvals
+
+        z = eigvals(z)
+    elif z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if z.shape[0] == 0:
+        return _make(np.array(1.0))
+    a: Any = _make(np.ones(1, z.dtype if z.dtype.kind in "fc" else np.float64))
+    for i in range(z.shape[0]):
+        a = convolve(a, stack([_make(np.ones((), z.dtype)), -getitem(z, i)]))
+    if _is_c(a):
+        r = np.asarray(z._data, complex)
+        if np.all(np.sort(r) == np.sort(r.conjugate())):
+            a = real(a)
+    return a
+
+
+def resize(a: Any, new_shape: Any) -> Any:
+    """``numpy.resize``: the flattened input repeated to fill ``new_shape`` (a gather)."""
+    a = ravel(asarray_t(a))
+    shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    n = math.prod(shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    if a.size == 0 or n == 0:
+        return _make(np.zeros(shape, a.dtype))
+    return reshape(take(a, np.arange(n) % a.size), shape)

@@ -67,7 +67,7 @@ __all__ = [
     "eigvalsh", "svd", "svdvals",
     "qr", "pinv", "norm", "vector_norm", "matrix_norm", "matrix_power", "matmul",
     "diagonal", "trace", "outer", "multi_dot", "matrix_rank", "cond", "cross",
-    "matrix_transpose", "tensordot", "vecdot",
+    "matrix_transpose", "tensordot", "vecdot", "tensorinv", "tensorsolve", "lstsq",
 ]
 
 
@@ -1110,3 +1110,63 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2, axis)``."""
     return F.vecdot(x1, x2, axis=axis)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """``numpy.linalg.tensorinv``: ``inv`` of the matrix the first ``ind`` axes make."""
+    a = _prep(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    old = a.shape
+    inv_shape = old[ind:] + old[:ind]
+    rows = 1
+    for k in old[ind:]:
+        rows *= k
+    return F.reshape(inv(F.reshape(a, (rows, -1))), inv_shape)
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """``numpy.linalg.tensorsolve``: ``solve`` on the matrix the axes make."""
+    a, b = _prep(a), _prep(b)
+    an = a.ndim
+    if axes is not None:
+        order = [k for k in range(an) if k not in [norm_axis(int(x), an) for x in axes]]
+        order += [norm_axis(int(x), an) for x in axes]
+        a = F.transpose(a, order)
+    old = a.shape[-(an - b.ndim):]
+    n = 1
+    for k in old:
+        n *= k
+    if a.size != n ** 2:
+        raise LinAlgError("Input arrays must satisfy the requirement "
+                          "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return F.reshape(solve(F.reshape(a, (n, n)), F.ravel(b)), old)
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
+    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x = pinv(a) @ b``.
+
+    The derivative assumes the rank is locally constant (as ``pinv``'s does).
+    """
+    a, b = _prep(a), _prep(b)
+    if a.ndim != 2:
+        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    m, n = a.shape
+    vec = b.ndim == 1
+    B = F.reshape(b, (-1, 1)) if vec else b
+    if B.shape[0] != m:
+        raise LinAlgError("Incompatible dimensions")
+    rc = np.finfo(a.dtype).eps * builtins.max(m, n) if rcond is None else float(rcond)
+    s = svdvals(a)
+    sd = s._data
+    rank = int(np.sum(sd > rc * sd.max())) if sd.size else 0
+    dt = np.result_type(a.dtype, B.dtype)
+    x = F.matmul(pinv(F.astype(a, dt, copy=False), rcond=rc), F.astype(B, dt, copy=False))
+    if rank == n and m > n:
+        r = B - F.matmul(a, x)
+        resid = F.sum(F.real(r * F.conj(r)) if _is_c(r) else r * r, axis=0)
+    else:
+        resid = _make(np.empty((0,), _real_dtype(dt)))
+    if vec:
+        x = x[..., 0]
+    return x, resid, np.int32(rank), s
