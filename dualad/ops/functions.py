@@ -295,8 +295,12 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         return nonzero(condition)
     if isinstance(condition, (bool, np.bool_)):
-        r = x if condition else y
-        # the chosen operand itself, when it already has the result's shape and dtype
+        r, o = (x, y) if condition else (y, x)
+        # the chosen operand itself, when it already has the result's shape and dtype (a
+        # rule's where(False, 0, t): a real Python scalar changes neither of a float Tensor)
+        if r.__class__ is Tensor and o.__class__ in (int, float, bool) and \
+                r._data.dtype.kind in "fc":
+            return r
         if isinstance(r, Tensor) and r.shape == np.broadcast_shapes(
                 _shape_of(x), _shape_of(y)) and r.dtype == np.result_type(_dtype_of(x),
                                                                        _dtype_of(y)):
