@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor
+from ._tensor import Tensor, _make
 
 _UFUNC_NAMES = {"absolute": "abs", "conjugate": "conj", "true_divide": "divide"}
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin"}
@@ -34,6 +34,8 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         raise _unsupported(f"numpy.{ufunc.__name__}(..., out=...)", " (out= writes in place)")
     if method == "__call__":
         fn = getattr(dnp, name, None)
+        if fn is None and not kwargs:
+            fn = _missing(f"numpy.{ufunc.__name__}", ufunc)
         if fn is None or kwargs:
             raise _unsupported(f"numpy.{ufunc.__name__}" + (f" with {sorted(kwargs)}" if kwargs
                                                             else ""))
@@ -63,8 +65,34 @@ def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) 
             break
     fn = getattr(ns, func.__name__, None) if ns is not None else None
     if fn is None:
-        raise _unsupported(f"{mod}.{func.__name__}")
+        fn = _missing(f"{mod}.{func.__name__}", func)
     return fn(*args, **kwargs)
+
+
+def _missing(qualname: str, func: Any) -> Any:
+    """A NumPy function dualad.numpy lacks: its integer/boolean/text result on the
+    Tensors' values (it has no derivative), or ``TypeError`` with the coverage
+    table's reason."""
+    from . import _coverage
+
+    if _coverage.passes_through(qualname):
+        return lambda *args, **kwargs: _wrap(func(*_values(args), **dict(zip(
+            kwargs, _values(tuple(kwargs.values())), strict=True))))
+    raise _unsupported(qualname, f" ({_coverage.refusal(qualname)})")
+
+
+def _values(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    from .ops.functions import _detached
+
+    return tuple(_detached(a) for a in args)
+
+
+def _wrap(r: Any) -> Any:
+    if isinstance(r, np.ndarray):
+        return _make(r)
+    if isinstance(r, tuple):
+        return tuple(_wrap(x) for x in r)
+    return r
 
 
 Tensor.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]

@@ -404,5 +404,6 @@ def _check_undifferentiated(t: Tensor, what: str) -> None:
             f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "
             "Call t.detach().numpy() (or np.asarray(t.detach())) if you mean to leave "
             "autodiff, or use dualad.numpy / NumPy functions directly on the Tensor, which "
-            "dispatch to dualad."
+            "dispatch to dualad. To build an array from Tensors (np.array([x, y]) cannot "
+            "dispatch), use dualad.numpy.array([x, y]), which stacks them differentiably."
         )

@@ -174,6 +174,18 @@ log(x + 1)
 sinc(pi*x)
 """
 
+SCIPY_SPECIAL_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
+    "gammaln": sympy.loggamma,
+    "digamma": sympy.digamma,
+    "erf": sympy.erf,
+    "erfc": sympy.erfc,
+    "expit": lambda x: 1 / (1 + sympy.exp(-x)),
+    "logit": lambda x: sympy.log(x / (1 - x)),
+    "xlogy": lambda x, y: x * sympy.log(y),
+}
+"""The SymPy counterparts of ``dualad.scipy.special``'s elementwise functions (same
+names and argument order as ``scipy.special``), for checking their rules."""
+
 # ---------------------------------------------------------------------------
 # SymPy function class -> dualad implementation (used by lambdify)
 # ---------------------------------------------------------------------------

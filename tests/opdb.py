@@ -236,7 +236,10 @@ UNARY_OPS: dict[str, tuple[str, str | None]] = {
     "abs": ("nz", "nz"), "sign": ("nz", "nz"), "angle": ("nz", "nz"), "conj": ("any", "any"),
     "real": ("any", "any"), "imag": ("any", "any"),
 }
-UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",)}
+UNARY_ALIASES = {"abs": ("absolute",), "conj": ("conjugate",), "deg2rad": ("radians",),
+                 "rad2deg": ("degrees",), "arccos": ("acos",), "arcsin": ("asin",),
+                 "arctan": ("atan",), "arccosh": ("acosh",), "arcsinh": ("asinh",),
+                 "arctanh": ("atanh",), "trunc": ("fix",)}
 
 # name: (domain a, domain b, complex domains (a, b) or None)
 BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
@@ -250,7 +253,7 @@ BINARY_OPS: dict[str, tuple[str, str, tuple[str, str] | None]] = {
     "arctan2": ("nz", "nz", None), "logaddexp": ("any", "any", None),
     "logaddexp2": ("any", "any", None),
 }
-BINARY_ALIASES = {"divide": ("true_divide",), "power": ("pow",)}
+BINARY_ALIASES = {"divide": ("true_divide",), "power": ("pow",), "arctan2": ("atan2",)}
 
 
 
@@ -314,6 +317,9 @@ def _where_samples(g: Gen) -> list[Sample]:
         Sample((g.cond((3,)), g((2, 1)), 0.0), {}, (1,), "pyscalar"),
         Sample((g.cond(()), g((2, 3)), g((2, 3))), {}, (1, 2), "0d-cond"),
         Sample((g.cond((0, 3)), g((0, 3)), g((3,))), {}, (1, 2), "empty"),
+        # a Python bool condition: NumPy's result shape all the same
+        Sample((False, g((2, 3)), g((3,))), {}, (1, 2), "pybool-false-bcast"),
+        Sample((True, g((3,)), g((2, 3))), {}, (1, 2), "pybool-true-bcast"),
     ]
 
 
@@ -584,7 +590,7 @@ def _entries() -> list[OpInfo]:
             s = _fminmax_nan
         add(OpInfo(name, _ufunc_call(name), s, ALL if cd else REAL,
                    covers=BINARY_ALIASES.get(name, ())))
-    add(OpInfo("remainder", _ufunc_call("remainder"), _mod_samples))
+    add(OpInfo("remainder", _ufunc_call("remainder"), _mod_samples, covers=("mod",)))
     add(OpInfo("fmod", _ufunc_call("fmod"), _mod_samples))
     add(OpInfo("round", lambda ns, x, **kw: ns.round(x, **kw), _round_samples,
                covers=("around",)))
@@ -643,7 +649,9 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("cross", lambda ns, a, b, **kw: ns.cross(a, b, **kw),
                _two([("vec", ((3,), "C"), ((3,), "S"), {}),
                      ("batch", ((2, 3), "T"), ((1, 3), "C"), {}),
-                     ("axis0", ((3, 2), "C"), ((3, 2), "F"), {"axis": 0})]), ALL))
+                     ("axis0", ((3, 2), "C"), ((3, 2), "F"), {"axis": 0}),
+                     ("axisabc", ((3, 2), "C"), ((2, 3), "F"),
+                      {"axisa": 0, "axisb": 1, "axisc": 0})]), ALL))
     one("atleast_1d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "C", {}))
     one("atleast_2d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}))
     add(OpInfo("concatenate", lambda ns, *xs, **kw: ns.concatenate(xs, **kw), _seq_samples([
@@ -651,17 +659,20 @@ def _entries() -> list[OpInfo]:
         ("axis1", [((2, 1), "C"), ((2, 3), "F"), ((2, 0), "C")], {"axis": 1}),
         ("axisNone", [((2, 2), "C"), ((3,), "S")], {"axis": None}),
         ("one", [((3,), "C")], {}),
+        ("dtype", [((2,), "C"), ((3,), "S")], {"dtype": "complex128", "casting": "same_kind"}),
     ]), ALL, covers=("concat",)))
     add(OpInfo("stack", lambda ns, *xs, **kw: ns.stack(xs, **kw), _seq_samples([
         ("axis0", [((2, 3), "C"), ((2, 3), "T")], {}),
         ("axis-1", [((3,), "S"), ((3,), "C"), ((3,), "C")], {"axis": -1}),
         ("0d", [((), "C"), ((), "C")], {}),
     ]), ALL))
-    add(OpInfo("hstack", lambda ns, *xs: ns.hstack(xs), _seq_samples([
+    add(OpInfo("hstack", lambda ns, *xs, **kw: ns.hstack(xs, **kw), _seq_samples([
         ("1d", [((2,), "C"), ((3,), "S")], {}), ("2d", [((2, 1), "C"), ((2, 2), "F")], {}),
-        ("0d", [((), "C"), ((2,), "C")], {})]), ALL))
-    add(OpInfo("vstack", lambda ns, *xs: ns.vstack(xs), _seq_samples([
-        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((1, 2), "C"), ((2, 2), "T")], {})]),
+        ("0d", [((), "C"), ((2,), "C")], {}),
+        ("dtype", [((2,), "C"), ((3,), "S")], {"dtype": "complex128"})]), ALL))
+    add(OpInfo("vstack", lambda ns, *xs, **kw: ns.vstack(xs, **kw), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((1, 2), "C"), ((2, 2), "T")], {}),
+        ("dtype", [((3,), "C"), ((3,), "S")], {"dtype": "complex128", "casting": "safe"})]),
         ALL))
     one("split", ((6,), "C", {"indices_or_sections": 3}),
         ((2, 5), "T", {"indices_or_sections": [1, 3], "axis": 1}),
@@ -736,7 +747,478 @@ def _entries() -> list[OpInfo]:
     op2("Tensor.__pow__", lambda a, b: a ** b, "pos", "any", REAL)
     add(OpInfo("Tensor.__mod__", lambda ns, a, b: a % b, _mod_samples))
     add(OpInfo("Tensor.__matmul__", lambda ns, a, b: a @ b, _two(MATMUL[:4]), ALL))
+    add(OpInfo("Tensor.__rmod__", lambda ns, a, b: a % b, lambda g: [
+        Sample((0.7, np.array([0.3, 0.45, 1.1, -0.5, -1.3, 2.0], g.dtype)), {}, (1,), "pyscalar"),
+        Sample((np.float64(-1.3), np.array([[0.7, 1.1]], g.dtype)), {}, (1,), "np-scalar")]))
+    _more_entries(add)
     return E
+
+
+# ---------------------------------------------------------------- issue 21: more of NumPy
+
+
+def _pair_forms(forms: dict[str, Callable[..., Any]], shapes: Any) -> Callable[
+        [Gen], list[Sample]]:
+    """Samples (form, a, b): ``forms[form](ns, a, b)`` builds the call from two arrays."""
+
+    def samples(g: Gen) -> list[Sample]:
+        return [Sample((f, g(sa, "any", la), g(sb, "any", lb)), {}, (1, 2), f)
+                for f in forms for (sa, la), (sb, lb) in [shapes]]
+
+    return samples
+
+
+ARRAY_FORMS: dict[str, Callable[..., Any]] = {
+    "nested": lambda ns, a, b: ns.array([[a, b * 2.0], [b, a]]),
+    "mixed": lambda ns, a, b: ns.array([a, [0.5, 1.0, -2.0], b[::-1], np.arange(3)]),
+    "scalars": lambda ns, a, b: ns.array([a[0], 1.5, b[2], a[1] * b[1]]),
+    "tuple-ndmin": lambda ns, a, b: ns.array((a, b), ndmin=4),
+    "dtype": lambda ns, a, b: ns.array([a, b], dtype=np.complex128),
+    "one": lambda ns, a, b: ns.array(a) * ns.array(b),
+    "asarray": lambda ns, a, b: ns.asarray([a, b + 1.0]),
+    "asanyarray": lambda ns, a, b: ns.asanyarray((b, a)),
+}
+CONCAT_FORMS: dict[str, Callable[..., Any]] = {
+    "r_": lambda ns, a, b: ns.r_[a, 0.5, 1:3, b],
+    "r_-directive": lambda ns, a, b: ns.r_["0,2", a, b],
+    "r_-directive3": lambda ns, a, b: ns.r_["1,2,0", a, b],
+    "r_-linspace": lambda ns, a, b: ns.r_[a, 0:1:4j],
+    "c_": lambda ns, a, b: ns.c_[a, b],
+    "c_-range": lambda ns, a, b: ns.c_[a, 1:4, b * b],
+}
+# NumPy functions given Python lists of Tensors where they take array-likes
+LIST_ARGS: dict[str, Callable[..., Any]] = {
+    "mean": lambda ns, a, b: ns.mean([a, b], axis=0),
+    "std": lambda ns, a, b: ns.std([a, b]),
+    "var": lambda ns, a, b: ns.var([a, b * a], axis=1, ddof=1),
+    "linalg.norm": lambda ns, a, b: ns.linalg.norm([a, b]),
+    "append": lambda ns, a, b: ns.append([a[0], b[1]], [b, a]),
+    "sum": lambda ns, a, b: ns.sum([[a, b], [b, b]], axis=(0, 2)),
+    "exp-of-stack": lambda ns, a, b: ns.exp(ns.stack([a, [1.0, 2.0, 3.0]])),
+    "dot": lambda ns, a, b: ns.dot([a, b], [1.0, 2.0, 3.0]),
+}
+
+
+def _linspace_samples(g: Gen) -> list[Sample]:
+    return [Sample((g(()), g(())), {}, (0, 1), "0d"),
+            Sample((g(()), g((2,))), {"num": 4, "endpoint": False}, (0, 1), "vec-noend"),
+            Sample((g((2,)), g((3, 1))), {"num": 3, "axis": -1}, (0, 1), "axis-1"),
+            Sample((g(()), 2.0), {"num": 5}, (0,), "t-pyscalar"),
+            Sample((g(()), g(())), {"num": 1}, (0, 1), "num1"),
+            Sample((g(()), g(())), {"num": 3, "retstep": True}, (0, 1), "retstep")]
+
+
+def _gradient_samples(g: Gen) -> list[Sample]:
+    x = np.array([0.0, 0.5, 1.7, 2.0, 3.5])
+    return [
+        Sample((g((5,)),), {}, (0,), "1d"),
+        Sample((g((3, 4), layout="F"),), {}, (0,), "2d"),
+        Sample((g((3, 4)), 0.5), {"axis": 1, "edge_order": 2}, (0,), "dx-edge2"),
+        Sample((g((5, 2)), x), {"axis": 0}, (0,), "coords"),
+        Sample((g((5, 3), layout="T"), x, 2.0), {"edge_order": 2}, (0,), "coords-edge2"),
+        Sample((g((2, 3)),), {"axis": -1}, (0,), "short"),
+    ]
+
+
+def _select_samples(g: Gen) -> list[Sample]:
+    c1, c2 = g.cond((2, 3)), g.cond((3,))
+    return [Sample((c1, c2, g((2, 3)), g((3,))), {}, (2, 3), "bcast"),
+            Sample((c1, c2, g((2, 3)), g((2, 3))), {"default": 1.5}, (2, 3), "default")]
+
+
+def _nan_to_num_samples(g: Gen) -> list[Sample]:
+    # (finite differences of the default replacement of inf, the largest float, overflow)
+    a, b = g((3, 4)), g((2, 3), layout="T")
+    a[0, 1], a[1, 2], a[2, 0] = np.nan, np.inf, -np.inf
+    b[1, 1] = np.nan
+    return [Sample((a,), {"nan": 2.0, "posinf": 9.0, "neginf": -9.0}, (0,), "values"),
+            Sample((b,), {}, (0,), "nan-default"),
+            Sample((g((2, 3)),), {}, (0,), "finite")]
+
+
+def _eig_matrix(g: Gen, batch: tuple[int, ...] = ()) -> np.ndarray:
+    """A non-normal 3x3 with well-separated eigenvalues (a similarity of diag(-1, .5, 2))."""
+    s = g(batch + (3, 3)) + 2 * np.eye(3)
+    d = np.diag(np.array([-1.0, 0.5, 2.0]))
+    return (s @ d @ np.linalg.inv(s)).astype(g.dtype)
+
+
+def _rotating(g: Gen) -> np.ndarray:
+    """A real 3x3 with a complex pair of eigenvalues 1 +- 2j and a real one, -1 (for complex
+    dtypes a general matrix: perturbing a real one off the real line reorders LAPACK's
+    eigenvalues)."""
+    if g.cplx:
+        return _eig_matrix(g)
+    s = g((3, 3), real=True) + 2 * np.eye(3)
+    d = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, -1.0]])
+    return (s @ d @ np.linalg.inv(s)).astype(g.dtype)
+
+
+def _with_nans(g: Gen, shape: tuple[int, ...], dom: str = "any") -> np.ndarray:
+    """Values with a NaN in some slices (never a whole slice of the last two axes)."""
+    a = g(shape, dom)
+    a[(0,) * (len(shape) - 1) + (1,)] = np.nan
+    if len(shape) > 1:
+        a[(-1,) * (len(shape) - 2) + (0, -1)] = np.nan
+    return a
+
+
+def _nan_red(dom: str = "any", ddof: bool = False) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        out = [Sample((_with_nans(g, (3, 4), dom),), {}, (0,), "all"),
+               Sample((_with_nans(g, (2, 3, 4), dom),), {"axis": 2}, (0,), "axis2"),
+               Sample((_with_nans(g, (3, 4), dom),), {"axis": (0, 1), "keepdims": True}, (0,),
+                      "axes-keep"),
+               Sample((lay(g((3, 4), dom), "F"),), {"axis": 0}, (0,), "no-nan")]
+        if ddof:
+            out.append(Sample((_with_nans(g, (3, 4), dom),), {"axis": 1, "ddof": 1}, (0,),
+                              "ddof1"))
+        return out
+
+    return samples
+
+
+def _nan_cum(g: Gen) -> list[Sample]:
+    return [Sample((_with_nans(g, (3, 4)),), {}, (0,), "flat"),
+            Sample((_with_nans(g, (2, 3, 4)),), {"axis": 1}, (0,), "axis1")]
+
+
+def _quantile_samples(scale: float, nan: bool) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        def mk(shape: tuple[int, ...]) -> np.ndarray:
+            return _with_nans(g, shape, "distinct") if nan else g(shape, "distinct")
+
+        # q away from the sorted positions' kinks: (n - 1) q not an integer
+        return [Sample((mk((3, 5)), 0.3 * scale), {}, (0,), "flat"),
+                Sample((mk((3, 5)), 0.55 * scale), {"axis": 1}, (0,), "axis1"),
+                Sample((mk((2, 3, 4)), np.array([0.1, 0.7]) * scale),
+                       {"axis": (0, 2), "keepdims": True}, (0,), "qvec-axes-keep"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "lower"}, (0,),
+                       "lower"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "midpoint"}, (0,),
+                       "midpoint"),
+                Sample((mk((5,)), 0.6 * scale), {"method": "nearest"}, (0,), "nearest"),
+                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher")]
+
+    return samples
+
+
+def _median_samples(nan: bool) -> Callable[[Gen], list[Sample]]:
+    def samples(g: Gen) -> list[Sample]:
+        def mk(shape: tuple[int, ...]) -> np.ndarray:
+            return _with_nans(g, shape, "distinct") if nan else g(shape, "distinct")
+
+        return [Sample((mk((3, 5)),), {}, (0,), "flat"),
+                Sample((mk((3, 4)),), {"axis": 1}, (0,), "even"),
+                Sample((mk((3, 5)),), {"axis": 0, "keepdims": True}, (0,), "odd-keep")]
+
+    return samples
+
+
+def _cov_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((3, 5), layout="F"),), {}, (0,), "rows"),
+            Sample((g((5, 2)),), {"rowvar": False, "bias": True}, (0,), "cols-bias"),
+            Sample((g((5,)), g((5,))), {}, (0, 1), "x-y"),
+            Sample((g((2, 6)),), {"fweights": np.array([1, 2, 1, 3, 1, 1]),
+                                  "aweights": np.arange(1.0, 7.0)}, (0,), "weights"),
+            Sample((g((2, 4)),), {"ddof": 0}, (0,), "ddof0")]
+
+
+def _interp_samples(g: Gen) -> list[Sample]:
+    xp = np.array([-1.0, -0.3, 0.4, 1.0, 1.8]).astype(g.rdtype)
+    x = np.array([[-1.5, -0.7, 0.0], [0.7, 1.4, 2.5]]).astype(g.rdtype)
+    return [Sample((x, xp, g((5,))), {}, (0, 1, 2), "all"),
+            Sample((x[0], xp, g((5,))), {"left": 3.0, "right": -3.0}, (2,), "fp-left-right"),
+            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x")]
+
+
+def _polyval_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((4,)), g((2, 3), layout="T")), {}, (0, 1), "p-x"),
+            Sample((g((1,)), g((3,))), {}, (0, 1), "const-poly"),
+            Sample(([1.0, -2.0, 0.5], g((3,))), {}, (1,), "list-p"),
+            Sample((g((3,)), 1.5), {}, (0,), "pyscalar-x")]
+
+
+def _conv_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((5,), layout="S"), g((3,))), {"mode": m}, (0, 1), f"5-3-{m}")
+            for m in ("full", "same", "valid")] + [
+            Sample((g((2,)), g((4,))), {"mode": m}, (0, 1), f"2-4-{m}")
+            for m in ("full", "same", "valid")] + [
+            Sample((g((4,)), np.array([1.0, -1.0])), {}, (0,), "t-ndarray")]
+
+
+def _stat_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) -> None:
+    def red(name: str) -> Callable[..., Any]:
+        return lambda ns, x, *a, **k: getattr(ns, name)(x, *a, **k)
+
+    add(OpInfo("quantile", red("quantile"), _quantile_samples(1.0, False)))
+    add(OpInfo("percentile", red("percentile"), _quantile_samples(100.0, False)))
+    add(OpInfo("median", red("median"), _median_samples(False)))
+    add(OpInfo("nanquantile", red("nanquantile"), _quantile_samples(1.0, True)))
+    add(OpInfo("nanpercentile", red("nanpercentile"), _quantile_samples(100.0, True)))
+    add(OpInfo("nanmedian", red("nanmedian"), _median_samples(True)))
+    add(OpInfo("nanmean", red("nanmean"), _nan_red(), ALL))
+    add(OpInfo("nanvar", red("nanvar"), _nan_red(ddof=True), ALL))
+    add(OpInfo("nanstd", red("nanstd"), _nan_red("distinct", ddof=True), ALL))
+    add(OpInfo("nanmax", red("nanmax"), _nan_red("distinct")))
+    add(OpInfo("nanmin", red("nanmin"), _nan_red("distinct")))
+    add(OpInfo("nanprod", red("nanprod"), _nan_red(), ALL))
+    add(OpInfo("nancumsum", red("nancumsum"), _nan_cum, ALL))
+    add(OpInfo("nancumprod", red("nancumprod"), _nan_cum, ALL))
+    add(OpInfo("cov", red("cov"), _cov_samples, ALL))
+    add(OpInfo("corrcoef", red("corrcoef"), lambda g: [
+        Sample((g((3, 5)),), {}, (0,), "rows"), Sample((g((5,)), g((5,))), {}, (0, 1), "x-y"),
+        Sample((g((4, 2), layout="T"),), {"rowvar": False}, (0,), "cols")], ALL))
+    add(OpInfo("polyval", red("polyval"), _polyval_samples, ALL))
+    add(OpInfo("convolve", red("convolve"), _conv_samples, ALL))
+    add(OpInfo("correlate", red("correlate"), _conv_samples, ALL))
+    add(OpInfo("interp", red("interp"), _interp_samples, ALL))
+
+
+def _block_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((2, 2)), g((2, 1)), g((1, 3))), {}, (0, 1, 2), "2x2"),
+            Sample((g((3,)), g((2,)), g(())), {}, (0, 1, 2), "1d")]
+
+
+BLOCK_FORMS = {"2x2": lambda ns, a, b, c: ns.block([[a, b], [c]]),
+               "1d": lambda ns, a, b, c: ns.block([a, b, ns.atleast_1d(c)])}
+
+
+def _cum_new(g: Gen) -> list[Sample]:
+    return [Sample((g((4,)),), {}, (0,), "1d"),
+            Sample((g((2, 3), layout="F"),), {"axis": 1, "include_initial": True}, (0,),
+                   "initial"),
+            Sample((g((3, 2)),), {"axis": 0, "dtype": "complex128"}, (0,), "dtype")]
+
+
+def _space_samples(g: Gen) -> list[Sample]:
+    return [Sample((g((), "pos"), g((), "pos") + 1.0), {"num": 4}, (0, 1), "0d"),
+            Sample((g((), "pos"), g((2,), "pos") + 1.0), {"num": 3, "endpoint": False}, (0, 1),
+                   "vec-noend"),
+            Sample((g((), "pos"), 3.0), {"num": 5, "axis": 0}, (0,), "t-pyscalar")]
+
+
+def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) -> None:
+    def fn(name: str) -> Callable[..., Any]:
+        return lambda ns, *a, **k: getattr(ns, name)(*a, **k)
+
+    def sub(path: str) -> Callable[..., Any]:
+        m, n = path.split(".")
+        return lambda ns, *a, **k: getattr(getattr(ns, m), n)(*a, **k)
+
+    add(OpInfo("asarray_chkfinite", fn("asarray_chkfinite"), lambda g: _s(
+        g, ((2, 3), "F", {}), ((), "C", {})), ALL, covers=("require",)))
+    add(OpInfo("ascontiguousarray", fn("ascontiguousarray"), lambda g: _s(
+        g, ((2, 3), "T", {}), ((), "C", {})), ALL, covers=("asfortranarray",)))
+    add(OpInfo("block", lambda ns, a, b, c: BLOCK_FORMS["2x2" if a.ndim == 2 else "1d"](
+        ns, a, b, c), _block_samples, ALL))
+    add(OpInfo("compress", lambda ns, x, **k: ns.compress([True, False, True], x, **k),
+               lambda g: _s(g, ((3, 4), "F", {"axis": 0}), ((4, 3), "C", {"axis": 1}),
+                            ((2, 3), "C", {})), ALL))
+    add(OpInfo("extract", lambda ns, c, x: ns.extract(c, x), lambda g: [
+        Sample((g.cond((3, 4)), g((3, 4), layout="T")), {}, (1,), "2d")], ALL))
+    add(OpInfo("cumulative_sum", fn("cumulative_sum"), _cum_new, ALL))
+    add(OpInfo("cumulative_prod", fn("cumulative_prod"), _cum_new, ALL))
+    one("delete", ((5,), "S", {"obj": 1}), ((3, 4), "F", {"obj": [0, 2], "axis": 1}),
+        ((2, 3), "C", {"obj": slice(0, 2)}))
+    one("diagflat", ((2, 2), "C", {}), ((3,), "S", {"k": -1}))
+    add(OpInfo("divmod", lambda ns, a, b: ns.divmod(a, b), _mod_samples,
+               covers=()))
+    add(OpInfo("Tensor.__divmod__", lambda ns, a, b: divmod(a, b), _mod_samples))
+    one("ediff1d", ((2, 3), "T", {}), ((4,), "C", {"to_begin": [1.0, 2.0], "to_end": 3.0}))
+    add(OpInfo("frexp", fn("frexp"), unary("nz")))
+    add(OpInfo("ldexp", lambda ns, x, **k: ns.ldexp(x, np.array([1, -2, 0])), lambda g: _s(
+        g, ((2, 3), "F", {}), ((3,), "C", {}))))
+    add(OpInfo("modf", fn("modf"), unary("nonint")))
+    add(OpInfo("heaviside", fn("heaviside"), lambda g: [
+        Sample((np.array([-1.0, 0.0, 2.0, 0.0]).astype(g.dtype), g((4,))), {}, (1,), "x2"),
+        Sample((np.array([[0.0], [1.0]]).astype(g.dtype), g((3,))), {}, (1,), "bcast")]))
+    add(OpInfo("logspace", fn("logspace"), lambda g: _space_samples(g) + [
+        Sample((g(()), g(()), 4, True, g((), "pos") + 1.0), {}, (0, 1, 4), "base")]))
+    add(OpInfo("geomspace", fn("geomspace"), lambda g: _space_samples(g) + [
+        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative")]))
+    one("matrix_transpose", ((2, 3), "F", {}), ((2, 3, 4), "C", {}))
+    add(OpInfo("vecdot", fn("vecdot"), _two([
+        ("last", ((2, 3), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "F"), ((3, 2), "C"),
+                                                   {"axis": 0})]), ALL))
+    add(OpInfo("matvec", fn("matvec"), _two([("batch", ((2, 3, 4), "C"), ((4,), "S"), {})]),
+               ALL))
+    add(OpInfo("vecmat", fn("vecmat"), _two([("batch", ((3,), "C"), ((2, 3, 4), "T"), {})]),
+               ALL))
+    add(OpInfo("meshgrid", fn("meshgrid"), lambda g: [
+        Sample((g((3,)), g((2,), layout="S")), {}, (0, 1), "xy"),
+        Sample((g((3,)), g((2,)), g((2,))), {"indexing": "ij"}, (0, 1, 2), "ij"),
+        Sample((g((3,)), g((2,))), {"sparse": True}, (0, 1), "sparse")], ALL))
+    add(OpInfo("trapezoid", fn("trapezoid"), lambda g: [
+        Sample((g((5,)),), {}, (0,), "dx1"), Sample((g((3, 4), layout="F"),),
+                                                    {"dx": 0.5, "axis": 0}, (0,), "dx"),
+        Sample((g((2, 4)), np.array([0.0, 0.3, 1.1, 2.0]).astype(g.rdtype)), {}, (0, 1), "x"),
+        Sample((g((2, 3)), np.array([[0.0, 1.0, 1.5], [0.2, 0.4, 2.0]]).astype(g.rdtype)),
+               {"axis": 1}, (0,), "x2d")], ALL))
+    one("unstack", ((2, 3), "T", {}), ((2, 3, 2), "C", {"axis": -1}))
+    add(OpInfo("unwrap", fn("unwrap"), lambda g: [
+        Sample((np.array([0.0, 3.0, 6.5, 0.4, 3.0, -3.0]).astype(g.dtype),), {}, (0,), "1d"),
+        Sample((np.array([[0.0, 3.0, 6.0], [1.0, 5.0, 2.0]]).astype(g.dtype),), {"axis": 1},
+               (0,), "2d")]))
+    one("vander", ((3,), "S", {}), ((4,), "C", {"N": 3, "increasing": True}),
+        ((2,), "C", {"N": 0}))
+    add(OpInfo("linalg.matrix_transpose", sub("linalg.matrix_transpose"), lambda g: _s(
+        g, ((2, 3), "F", {})), ALL))
+    add(OpInfo("linalg.cond", lambda ns, a, **k: ns.linalg.cond(a, **k), _one_arg(
+        ("2", lambda g: _wellcond(g, 3), {}), ("-2", lambda g: _wellcond(g, 3), {"p": -2}),
+        ("fro", lambda g: _wellcond(g, 3), {"p": "fro"}),
+        ("batched", lambda g: _wellcond(g, 2, (2,)), {})), ALL))
+    add(OpInfo("linalg.cross", sub("linalg.cross"), _two([
+        ("vec", ((3,), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "C"), ((3, 2), "F"),
+                                                 {"axis": 0})]), ALL))
+    add(OpInfo("linalg.tensordot", sub("linalg.tensordot"), _two(TENSORDOT[:2]), ALL))
+    add(OpInfo("linalg.vecdot", sub("linalg.vecdot"), _two([
+        ("last", ((2, 3), "C"), ((3,), "S"), {})]), ALL))
+    # polynomials
+    for name in ("polyadd", "polysub", "polymul"):
+        add(OpInfo(name, fn(name), _two([("4-2", ((4,), "C"), ((2,), "S"), {}),
+                                         ("2-3", ((2,), "C"), ((3,), "C"), {})]), ALL))
+    one("polyder", ((4,), "S", {}), ((5,), "C", {"m": 2}), ((3,), "C", {"m": 0}))
+    add(OpInfo("polyint", fn("polyint"), lambda g: [
+        Sample((g((3,)),), {}, (0,), "m1"), Sample((g((3,)), 2, g((2,))), {}, (0, 2), "m2-k"),
+        Sample((g((2,)),), {"m": 2, "k": 1.5}, (0,), "k-scalar")], ALL))
+
+    def _cubic(g: Gen) -> np.ndarray:  # distinct real roots near -1, 0.5, 2
+        return (np.poly([-1.0, 0.5, 2.0]) + 0.05 * g((4,))).astype(g.dtype)
+
+    add(OpInfo("roots", fn("roots"), lambda g: [
+        Sample((_cubic(g),), {}, (0,), "cubic"),
+        Sample((np.append(_cubic(g), 0.0).astype(g.dtype),), {}, (0,), "zero-root")]))
+    add(OpInfo("poly", fn("poly"), lambda g: [Sample((g((3,)),), {}, (0,), "roots"),
+                                            Sample((_eig_matrix(g),), {}, (0,), "matrix")]))
+    one("resize", ((4,), "S", {"new_shape": (3, 3)}), ((2, 3), "F", {"new_shape": 4}))
+    add(OpInfo("linalg.tensorinv", sub("linalg.tensorinv"), _one_arg(
+        ("ind2", lambda g: (g((2, 3, 6)) + 3 * np.eye(6).reshape(2, 3, 6)).astype(g.dtype),
+         {}),
+        ("ind1", lambda g: (g((6, 2, 3)) + 3 * np.eye(6).reshape(6, 2, 3)).astype(g.dtype),
+         {"ind": 1})), ALL))
+    add(OpInfo("linalg.tensorsolve", sub("linalg.tensorsolve"), lambda g: [
+        Sample(((g((2, 3, 6)) + 3 * np.eye(6).reshape(2, 3, 6)).astype(g.dtype), g((2, 3))),
+               {}, (0, 1), "2x3"),
+        Sample(((g((6, 2, 3)) + 3 * np.eye(6).reshape(6, 2, 3)).astype(g.dtype), g((2, 3))),
+               {"axes": (0,)}, (0, 1), "axes")], ALL))
+    add(OpInfo("linalg.lstsq", sub("linalg.lstsq"), lambda g: [
+        Sample(((g((5, 3)) + np.eye(5, 3)).astype(g.dtype), g((5,))), {}, (0, 1), "tall-vec"),
+        Sample(((g((5, 3)) + np.eye(5, 3)).astype(g.dtype), g((5, 2))), {"rcond": None},
+               (0, 1), "tall-mat"),
+        Sample(((g((2, 4)) + np.eye(2, 4)).astype(g.dtype), g((2,))), {}, (0, 1), "wide")],
+        ALL))
+    # Tensor methods that NumPy's ndarray has in place (tracked writes on a copy)
+
+    def inplace(f: Callable[[Any], Any]) -> Callable[..., Any]:
+        def call(ns: Any, x: Any, **kw: Any) -> Any:
+            y = x * 1.0  # a non-leaf to write into (and an ndarray for NumPy)
+            f(y, **kw)
+            return y
+
+        return call
+
+    add(OpInfo("Tensor.sort", inplace(lambda y, **k: y.sort(**k)), lambda g: [
+        s for s in _sort_samples(g) if s.kwargs.get("axis", -1) is not None]))
+    add(OpInfo("Tensor.partition", inplace(lambda y, **k: y.partition(1, **k)),
+               lambda g: _s(g, ((4,), "C", {}), ((3, 4), "T", {"axis": 0}), dom="distinct")))
+    add(OpInfo("Tensor.fill", lambda ns, x, v: (lambda y: (y.fill(v), y)[1])(
+        ns.asarray(x) * 1.0),
+               lambda g: [Sample((g((2, 3)), g(())), {}, (1,), "value")], ALL, ref=False))
+    add(OpInfo("Tensor.__imatmul__", lambda ns, a, b: (lambda y: y.__imatmul__(b))(a * 1.0),
+               _two([("square", ((3, 3), "C"), ((3, 3), "F"), {})]), ALL))
+    add(OpInfo("Tensor.compress", lambda ns, x: x.compress([False, True, True], axis=1),
+               unary_shapes([((2, 3), "C"), ((3, 3), "F")]), ALL))
+
+
+def unary_shapes(specs: list[tuple[tuple[int, ...], str]]) -> Callable[[Gen], list[Sample]]:
+    return lambda g: [Sample((g(s, "any", l_),), {}, (0,), _d(s, l_)) for s, l_ in specs]
+
+
+def _special(ns: Any) -> Any:
+    """dualad.scipy.special for dualad.numpy, scipy.special (the reference) for numpy."""
+    if ns is dnp:
+        from dualad.scipy import special
+
+        return special
+    import scipy.special
+
+    return scipy.special
+
+
+def _scipy_entries(add: Callable[[OpInfo], None]) -> None:
+    try:
+        import scipy.special  # noqa: F401
+    except ImportError:  # the scipy extra is not installed: nothing to check
+        return
+
+    def sp(name: str) -> Callable[..., Any]:
+        return lambda ns, *a, **k: getattr(_special(ns), name)(*a, **k)
+
+    for name, dom in (("gammaln", "pos"), ("digamma", "pos"), ("erf", "any"), ("erfc", "any"),
+                      ("expit", "any")):
+        add(OpInfo(f"scipy.special.{name}", sp(name), unary(dom)))
+    add(OpInfo("scipy.special.logit", lambda ns, x: _special(ns).logit(x / 2.5), unary("pos")))
+    add(OpInfo("scipy.special.xlogy", sp("xlogy"), lambda g: [
+        Sample((g((2, 3)), g((3,), "pos")), {}, (0, 1), "bcast"),
+        Sample((np.array([0.0, 1.5, -0.5]).astype(g.dtype), g((3,), "pos")), {}, (0, 1),
+               "zero-x"),
+        Sample((g((2,)), 2.0), {}, (0,), "pyscalar")]))
+    red3 = [((2, 3, 4), "T", {}), ((2, 3, 4), "C", {"axis": 1}),
+            ((3, 4), "F", {"axis": (0, 1)}), ((3,), "S", {})]
+    add(OpInfo("scipy.special.logsumexp", sp("logsumexp"), lambda g: _s(g, *red3) + [
+        Sample((g((3, 4)),), {"axis": 0, "keepdims": True}, (0,), "keepdims"),
+        Sample((g((2, 3)),), {"axis": 1, "b": np.array([1.0, 0.5, 2.0])}, (0,), "b")]))
+    add(OpInfo("scipy.special.softmax", sp("softmax"), lambda g: _s(g, *red3)))
+    add(OpInfo("scipy.special.log_softmax", sp("log_softmax"), lambda g: _s(g, *red3)))
+
+
+def _more_entries(add: Callable[[OpInfo], None]) -> None:
+    _scipy_entries(add)
+    def one(name: str, *specs: Any, dom: str = "any", dts: Any = ALL, **kw: Any) -> None:
+        add(OpInfo(name, lambda ns, x, **k: getattr(ns, name)(x, **k),
+                   lambda g: _s(g, *specs, dom=dom), dts, **kw))
+
+    add(OpInfo("array", lambda ns, form, a, b: ARRAY_FORMS[form](ns, a, b),
+               _pair_forms(ARRAY_FORMS, (((3,), "S"), ((3,), "C"))), ALL,
+               covers=("asarray", "asanyarray")))
+    add(OpInfo("r_", lambda ns, form, a, b: CONCAT_FORMS[form](ns, a, b),
+               _pair_forms(CONCAT_FORMS, (((3,), "C"), ((3,), "N"))), ALL, covers=("c_",)))
+    add(OpInfo("array-likes(lists of Tensors)", lambda ns, form, a, b: LIST_ARGS[form](ns, a, b),
+               _pair_forms(LIST_ARGS, (((3,), "C"), ((3,), "S"))), REAL))
+    one("copy", ((2, 3), "F", {}), ((), "C", {}))
+    one("atleast_3d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}), ((2, 1, 3), "C", {}))
+    add(OpInfo("dstack", lambda ns, *xs: ns.dstack(xs), _seq_samples([
+        ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((2, 2), "F"), ((2, 2), "C")], {})]),
+        ALL))
+    one("rot90", ((2, 3), "T", {}), ((2, 3, 4), "C", {"k": 3, "axes": (2, 0)}),
+        ((3, 2), "C", {"k": 2}), ((2, 2), "F", {"k": -1}), ((2, 3), "C", {"k": 4}))
+    one("rollaxis", ((2, 3, 4), "C", {"axis": 2}), ((2, 3, 4), "S", {"axis": 0, "start": 3}),
+        ((2, 3), "C", {"axis": -1, "start": -2}))
+    one("vsplit", ((4, 3), "T", {"indices_or_sections": 2}),
+        ((3, 2), "C", {"indices_or_sections": [1]}))
+    one("hsplit", ((6,), "S", {"indices_or_sections": 3}),
+        ((2, 4), "F", {"indices_or_sections": [1, 3]}))
+    one("dsplit", ((2, 1, 4), "C", {"indices_or_sections": 2}))
+    add(OpInfo("select", lambda ns, c1, c2, a, b, **kw: ns.select([c1, c2], [a, b], **kw),
+               _select_samples, ALL))
+    add(OpInfo("nan_to_num", lambda ns, x, **kw: ns.nan_to_num(x, **kw), _nan_to_num_samples))
+    one("real_if_close", ((2, 3), "C", {}), ((), "C", {}), dts=REAL)
+    one("partition", ((6,), "S", {"kth": 2}), ((3, 4), "T", {"kth": (0, 3), "axis": 1}),
+        ((3, 4), "F", {"kth": 1, "axis": 0}), ((2, 3), "C", {"kth": -1, "axis": None}),
+        dom="distinct", dts=REAL)
+    add(OpInfo("gradient", lambda ns, x, *h, **kw: ns.gradient(x, *h, **kw), _gradient_samples,
+               ALL))
+    add(OpInfo("linspace", lambda ns, a, b, **kw: ns.linspace(a, b, **kw), _linspace_samples))
+    _stat_entries(add, one)
+    _namespace_entries(add, one)
+    add(OpInfo("einsum(sublists)", lambda ns, form, a, b: {
+        "matmul": lambda: ns.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+        "implicit": lambda: ns.einsum(a, [0, 1], b, [1, 2]),
+        "ellipsis": lambda: ns.einsum(a, [Ellipsis, 1], b, [1, 2], [Ellipsis, 2]),
+        "trace": lambda: ns.einsum(a[:, :2], [0, 0]),
+    }[form](), lambda g: [Sample((f, g((2, 3), layout="T"), g((3, 4))), {}, (1, 2), f)
+                          for f in ("matmul", "implicit", "ellipsis", "trace")], ALL))
 
 
 # Non-differentiable results: called on dual / requires-grad inputs, they must give plain
@@ -776,6 +1258,14 @@ NONDIFF: dict[str, Callable[..., Any]] = {
     "Tensor.__ge__": lambda ns, x, y: x >= y,
     "Tensor.__eq__": lambda ns, x, y: x == y,
     "Tensor.__floordiv__": lambda ns, x, y: x // y,
+    "iscomplex": lambda ns, x, y: ns.iscomplex(x),
+    "isreal": lambda ns, x, y: ns.isreal(x),
+    "iscomplexobj": lambda ns, x, y: ns.iscomplexobj(x),
+    "isrealobj": lambda ns, x, y: ns.isrealobj(x),
+    "isposinf": lambda ns, x, y: ns.isposinf(ns.real(x)),  # (NumPy refuses complex)
+    "isneginf": lambda ns, x, y: ns.isneginf(ns.real(x)),
+    "nanargmax": lambda ns, x, y: ns.nanargmax(x, axis=1),
+    "nanargmin": lambda ns, x, y: ns.nanargmin(x),
 }
 if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
     NONDIFF["linalg.matrix_rank"] = lambda ns, x, y: ns.linalg.matrix_rank(x)
@@ -784,13 +1274,14 @@ if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
 EXEMPT: dict[str, str] = {
     **{n: "factory: makes a new tensor from shapes/values; nothing to differentiate"
        for n in ("arange", "as_tensor", "empty", "empty_like", "eye", "full", "full_like",
-                 "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
+                 "ones", "ones_like", "rand", "randn", "tensor", "zeros",
                  "zeros_like")},
     **{n: "constant" for n in ("pi", "e", "inf", "nan", "newaxis")},
     **{f"fft.{n}": "factory: sample frequencies, no array input"
        for n in ("fftfreq", "rfftfreq")},
     **{f"linalg.{n}": "exception / result namedtuple type, not a function"
-       for n in ("LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult")},
+       for n in ("LinAlgError", "EighResult", "EigResult", "SVDResult", "QRResult",
+                 "SlogdetResult")},
     "zeros_like_tangent": "internal helper of the core (dualad._dispatch imports it from "
                           "dualad.ops.functions); not a NumPy function",
 }
@@ -892,6 +1383,12 @@ def _sub_entries() -> list[OpInfo]:
         "trace": OpInfo("linalg.trace", lambda ns, a, **kw: ns.linalg.trace(a, **kw), _one_arg(
             ("3x3", lambda g: g((3, 3)), {}), ("offset", lambda g: g((2, 3, 4)), {"offset": -1})),
             ALL),
+        "eig": OpInfo("linalg.eig", lambda ns, a: (lambda r: (r[0], gf(ns, r[1])))(
+            ns.linalg.eig(a)), _one_arg(("3x3", _eig_matrix, {}),
+                                        ("batched", lambda g: _eig_matrix(g, (2,)), {}),
+                                        ("complex-pair", _rotating, {})), ALL),
+        "eigvals": OpInfo("linalg.eigvals", lambda ns, a: ns.linalg.eigvals(a), _one_arg(
+            ("3x3", lambda g: _eig_matrix(g), {}), ("complex-pair", _rotating, {})), ALL),
         "multi_dot": OpInfo("linalg.multi_dot", lambda ns, *xs: ns.linalg.multi_dot(xs),
                             _seq_samples([("3", [((2, 3), "C"), ((3, 4), "T"), ((4, 2), "C")], {}),
                                           ("vec-ends", [((3,), "C"), ((3, 4), "C"), ((4,), "S")],

@@ -40,7 +40,8 @@ def test_every_public_function_has_an_entry():
         "tests/opdb.py (or to NONDIFF / EXEMPT with a reason)"
     )
     stale = sorted(n for n in opdb.covered_names() | set(opdb.NONDIFF)
-                   if not n.startswith("Tensor.") and n not in public)
+                   if not n.startswith(("Tensor.", "scipy.")) and "(" not in n
+                   and n not in public)
     assert not stale, f"op-database entries for names dualad.numpy does not have: {stale}"
 
 

@@ -179,3 +179,70 @@ def _inplace(prim: Any) -> Any:
 for _name, _pname in [("iadd", "add"), ("isub", "subtract"), ("imul", "multiply"),
                       ("itruediv", "divide"), ("ipow", "power")]:
     setattr(Tensor, f"__{_name}__", _inplace(_P[_pname]))
+Tensor.__rmod__ = lambda self, o: apply(_P["remainder"], o, self)  # type: ignore[attr-defined]
+Tensor.__divmod__ = lambda self, o: F.divmod(self, o)  # type: ignore[attr-defined]
+Tensor.__rdivmod__ = lambda self, o: F.divmod(o, self)  # type: ignore[attr-defined]
+Tensor.__imod__ = _inplace(_P["remainder"])  # type: ignore[attr-defined]
+Tensor.__ifloordiv__ = _inplace(_P["floor_divide"])  # type: ignore[attr-defined]
+
+
+def _imatmul(self: Tensor, other: Any) -> Tensor:
+    # the product reads the old value of self, which the write replaces: give it a copy
+    _setitem(self, Ellipsis, F.matmul(self.copy() if self._rg or self._level else self, other))
+    return self
+
+
+Tensor.__imatmul__ = _imatmul  # type: ignore[attr-defined]
+Tensor.compress = lambda self, condition, axis=None: F.compress(  # type: ignore[attr-defined]
+    condition, self, axis)
+Tensor.argpartition = lambda self, kth, axis=-1, **kw: F._make(  # type: ignore[attr-defined]
+    np.argpartition(self._data, kth, axis=axis, **kw))
+Tensor.searchsorted = lambda self, v, side="left", sorter=None: F._make(  # type: ignore
+    np.asarray(np.searchsorted(self._data, F._raw(v), side=side, sorter=F._raw(sorter))))
+
+
+def _sort_inplace(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+    """``ndarray.sort``: sorts in place (a tracked in-place write of the sorted values)."""
+    _setitem(self, Ellipsis, F.sort(self, axis=axis, kind=kind))
+
+
+def _partition_inplace(self: Tensor, kth: Any, axis: int = -1, kind: str = "introselect",
+                       order: Any = None) -> None:
+    """``ndarray.partition``: partitions in place (a tracked in-place write)."""
+    _setitem(self, Ellipsis, F.partition(self, kth, axis=axis, kind=kind))
+
+
+def _fill(self: Tensor, value: Any) -> None:
+    """``ndarray.fill``: every element set to ``value`` (a tracked in-place write)."""
+    _setitem(self, Ellipsis, value)
+
+
+Tensor.sort = _sort_inplace  # type: ignore[attr-defined]
+Tensor.partition = _partition_inplace  # type: ignore[attr-defined]
+Tensor.fill = _fill  # type: ignore[attr-defined]
+
+
+def _refused_method(name: str) -> Any:
+    def m(self: Tensor, *args: Any, **kw: Any) -> Any:
+        from .._coverage import NDARRAY
+
+        raise TypeError(f"dualad: ndarray.{name} is not supported on dualad Tensors "
+                        f"({NDARRAY['ndarray.' + name][1]})")
+
+    m.__name__ = name
+    return m
+
+
+def _install_refusals() -> None:
+    """ndarray's methods that a Tensor refuses: a TypeError with the coverage table's reason
+    (attributes such as ``flags`` or ``strides`` stay absent: ``hasattr`` must say no)."""
+    from .._coverage import NDARRAY, REFUSED
+
+    for q, (status, _) in NDARRAY.items():
+        name = q.split(".", 1)[1]
+        if status == REFUSED and callable(getattr(np.ndarray, name, None)) and not hasattr(
+                Tensor, name):
+            setattr(Tensor, name, _refused_method(name))
+
+
+_install_refusals()

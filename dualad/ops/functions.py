@@ -11,6 +11,7 @@ import builtins
 import math
 import string
 from collections.abc import Sequence
+from operator import index as _index
 from typing import Any
 
 import numpy as np
@@ -37,11 +38,52 @@ L.matmul.fast = E.fast_product  # (its JVP on arrays; set here, where both modul
 
 
 def _ndim(a: Any) -> int:
-    return a.ndim if isinstance(a, Tensor) else np.ndim(a)
+    return a.ndim if isinstance(a, Tensor) else np.ndim(_detached(a))
+
+
+def _seq(a: Any) -> Any:
+    """A list or tuple as a Tensor (stacked differentiably if it holds Tensors); anything
+    else as it is."""
+    return asarray_t(a) if isinstance(a, (list, tuple)) else a
 
 
 def asarray_t(a: Any) -> Tensor:
-    return a if isinstance(a, Tensor) else _make(np.asarray(a))
+    if isinstance(a, Tensor):
+        return a
+    if isinstance(a, (list, tuple)) and _holds_tensor(a):
+        return _from_sequence(a)
+    return _make(np.asarray(a))
+
+
+def _holds_tensor(obj: Any) -> bool:
+    if isinstance(obj, Tensor):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(_holds_tensor(x) for x in obj)
+
+
+def _from_sequence(seq: Any) -> Tensor:
+    """A (nested) list or tuple holding Tensors, stacked differentiably.
+
+    Each item becomes an array the way ``numpy.array`` makes it (a Python float is
+    float64 here, as in ``np.array([np.float32(1), 2.5])``), and the items, which
+    must have one shape, are stacked along a new first axis in their common dtype.
+    """
+    parts = [asarray_t(x) for x in seq]
+    shapes = {p.shape for p in parts}
+    if len(shapes) > 1:
+        raise ValueError(
+            "setting an array element with a sequence: the items have different shapes "
+            f"{sorted(shapes)} (an inhomogeneous shape); dualad stacks only items of one shape")
+    return stack(parts)
+
+
+def _detached(obj: Any) -> Any:
+    """``obj`` with every Tensor in it replaced by its value (no derivative)."""
+    if isinstance(obj, Tensor):
+        return obj._data
+    if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
+        return [_detached(x) for x in obj]
+    return obj
 
 
 # -- factories ------------------------------------------------------------------------------
@@ -55,11 +97,10 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> dualad.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
-    if isinstance(data, Tensor):
-        if data._rg or data._level:
-            _warn_dropped(data, "dualad.tensor(t)", "Use t.copy() to copy it with its "
-                          "derivative, or t.detach().copy() for the constant copy.")
-        data = data._data
+    if isinstance(data, Tensor) and (data._rg or data._level):
+        _warn_dropped(data, "dualad.tensor(t)", "Use t.copy() to copy it with its "
+                      "derivative, or t.detach().copy() for the constant copy.")
+    data = _detached(data)  # a copy with no history, as torch.tensor makes
     t = _made(_make(_asarray(data, dtype=dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
@@ -74,9 +115,66 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     >>> a = np.zeros(2); t = dualad.as_tensor(a); a[0] = 1; t
     tensor([1., 0.])
     """
+    if isinstance(data, (list, tuple)) and _holds_tensor(data):
+        data = _from_sequence(data)  # differentiable, like dualad.numpy.asarray
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
     return _made(_make(_asarray(data, dtype=dtype, copy=None)))
+
+
+def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: str = "K",  # noqa: A002
+          subok: bool = False, ndmin: int = 0, like: Any = None) -> Tensor:
+    """``numpy.array`` for Tensors: nested lists and tuples mixing Tensors, arrays and
+    scalars are stacked differentiably.
+
+    NumPy's own ``np.array([x, y])`` cannot dispatch to dualad, and raises while ``x``
+    or ``y`` is being differentiated; this is the function to call instead.
+
+    Examples
+    --------
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> y = dnp.array([x, x * x, 1.0])
+    >>> y.sum().backward(); x.grad
+    tensor(5.)
+    """
+    if not _holds_tensor(object):
+        return _make(np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin))
+    t = asarray_t(object)
+    if dtype is not None and np.dtype(dtype) != t.dtype:
+        t = astype(t, dtype)
+    elif copy and t is object:
+        t = _copy(t)
+    if t.ndim < ndmin:
+        t = reshape(t, (1,) * (ndmin - t.ndim) + t.shape)
+    return t
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None,
+            like: Any = None) -> Tensor:
+    """``numpy.asarray`` for Tensors: a Tensor as it is, a sequence holding Tensors
+    stacked differentiably (see :func:`array`).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0])
+    >>> dnp.asarray(x) is x
+    True
+    """
+    if not _holds_tensor(a):
+        return _make(np.asarray(a, dtype=dtype, order=order, copy=copy))
+    return array(a, dtype=dtype, copy=bool(copy))
+
+
+asanyarray = asarray
+
+
+def _copy(t: Tensor) -> Tensor:
+    return apply(_P["positive"], t) if t.dtype.kind in "fc" else _make(t._data.copy())
+
+
+def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
+    """``numpy.copy`` (differentiable: the identity on fresh memory)."""
+    return _copy(asarray_t(a))
 
 
 def _factory(fn: Any) -> Any:
@@ -94,7 +192,47 @@ ones = _factory(np.ones)
 full = _factory(np.full)
 empty = _factory(np.empty)
 arange = _factory(np.arange)
-linspace = _factory(np.linspace)
+_linspace = _factory(np.linspace)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None,
+             requires_grad: bool = False) -> Any:
+    """``numpy.linspace``; differentiable in ``start`` and ``stop`` when they are Tensors.
+
+    Examples
+    --------
+    >>> a = dualad.tensor(1.0, requires_grad=True)
+    >>> dnp.linspace(0.0, a, 3).sum().backward(); a.grad
+    tensor(1.5)
+    """
+    if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
+        return _linspace(start, stop, num, endpoint, retstep, dtype, axis,
+                         requires_grad=requires_grad)
+    num = _index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num))
+    start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
+    delta = stop - start
+    y = reshape(arange(0, num, dtype=dt), (-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = delta / div
+        y = y * step if not np.any(step._data == 0) else y / div * delta
+    else:
+        step = delta * np.nan
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        last = np.zeros(y.shape[0], bool)
+        last[-1] = True
+        y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        y = astype(y, dtype, copy=False)
+    return (y, step) if retstep else y
 eye = _factory(np.eye)
 
 
@@ -170,16 +308,27 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     if x is None and y is None:
         return nonzero(condition)
     if isinstance(condition, (bool, np.bool_)):
-        return x if condition else y
+        r, o = (x, y) if condition else (y, x)
+        # the chosen operand itself, when it already has the result's shape and dtype (a
+        # rule's where(False, 0, t): a real Python scalar changes neither of a float Tensor)
+        if r.__class__ is Tensor and o.__class__ in (int, float, bool) and \
+                r._data.dtype.kind in "fc":
+            return r
+        if isinstance(r, Tensor) and r.shape == np.broadcast_shapes(
+                _shape_of(x), _shape_of(y)) and r.dtype == np.result_type(_dtype_of(x),
+                                                                       _dtype_of(y)):
+            return r
+        condition = np.asarray(condition)
     if isinstance(condition, Tensor):
         condition = condition._data
-    return apply(L.where, condition, x, y)
+    return apply(L.where, condition, _seq(x), _seq(y))
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """``numpy.clip``; the derivative passes where ``a_min <= a <= a_max``."""
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min and a_max must be given")
+    a, a_min, a_max = _seq(a), _seq(a_min), _seq(a_max)
     if a_min is None:
         return apply(_P["minimum"], a, a_max)
     if a_max is None:
@@ -417,6 +566,11 @@ ndim = lambda a: _ndim(a)  # noqa: E731
 size = lambda a: int(np.prod(_shape_of(a)))  # noqa: E731
 
 
+def _dtype_of(a: Any) -> Any:
+    """What ``np.result_type`` needs of ``a``: a Tensor's dtype, anything else itself."""
+    return a.dtype if isinstance(a, Tensor) else a
+
+
 def _raw(a: Any) -> Any:
     return a._data if isinstance(a, Tensor) else a
 
@@ -536,14 +690,36 @@ def broadcast_arrays(*args: Any) -> list[Any]:
     return [broadcast_to(a, shp) for a in args]
 
 
-def atleast_1d(a: Any) -> Any:
-    a = asarray_t(a)
-    return reshape(a, (1,)) if a.ndim == 0 else a
+def _atleast(arys: tuple[Any, ...], fn: Any) -> Any:
+    out = tuple(fn(asarray_t(a)) for a in arys)
+    return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(a: Any) -> Any:
-    a = asarray_t(a)
-    return reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+def atleast_1d(*arys: Any) -> Any:
+    """``numpy.atleast_1d`` (a tuple for several arguments)."""
+    return _atleast(arys, lambda a: reshape(a, (1,)) if a.ndim == 0 else a)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """``numpy.atleast_2d`` (a tuple for several arguments)."""
+    return _atleast(arys, lambda a: reshape(a, (1,) * (2 - a.ndim) + a.shape)
+                    if a.ndim < 2 else a)
+
+
+def atleast_3d(*arys: Any) -> Any:
+    """``numpy.atleast_3d``: (n,) becomes (1, n, 1), (m, n) becomes (m, n, 1).
+
+    Examples
+    --------
+    >>> dnp.atleast_3d(dualad.tensor([1.0, 2.0])).shape
+    (1, 2, 1)
+    """
+    def f(a: Tensor) -> Tensor:
+        if a.ndim >= 3:
+            return a
+        return reshape(a, {0: (1, 1, 1), 1: (1,) + a.shape + (1,), 2: a.shape + (1,)}[a.ndim])
+
+    return _atleast(arys, f)
 
 
 def getitem(a: Any, key: Any) -> Any:
@@ -555,8 +731,16 @@ def getitem(a: Any, key: Any) -> Any:
     return apply(L.getitem, a, idx=idx)
 
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
-    """``numpy.concatenate``."""
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"dualad.numpy.{name}: out= is not supported (writing into an existing "
+                        "array would bypass derivative tracking); use the returned Tensor")
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
+                dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.concatenate`` (with ``dtype=`` and ``casting=``; not ``out=``)."""
+    _no_out("concatenate", out)
     arrays = [asarray_t(x) for x in arrays]
     if axis is None:
         arrays, axis = [ravel(x) for x in arrays], 0
@@ -568,6 +752,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     if builtins.any(x.ndim != nd for x in arrays):
         raise ValueError("all the input arrays must have same number of dimensions")
     dt = np.result_type(*[x.dtype for x in arrays]) if dtype is None else np.dtype(dtype)
+    for x in arrays:
+        if not np.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dt!r} according to "
+                            f"the rule {casting!r}")
     if dt.kind not in "fc":
         return _make(np.concatenate([x._data for x in arrays], axis=axis).astype(dt))
     arrays = [x if x.dtype == dt else astype(x, dt) for x in arrays]
@@ -577,23 +765,36 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 concat = concatenate
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
+          casting: str = "same_kind") -> Any:
+    """``numpy.stack`` (with ``dtype=`` and ``casting=``)."""
+    _no_out("stack", out)
     arrays = [asarray_t(x) for x in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
     if builtins.any(x.shape != arrays[0].shape for x in arrays):
         raise ValueError("all input arrays must have the same shape")
     ax = _norm_axis(axis, arrays[0].ndim + 1)
-    return concatenate([expand_dims(x, ax) for x in arrays], axis=ax)
+    return concatenate([expand_dims(x, ax) for x in arrays], axis=ax, dtype=dtype,
+                       casting=casting)
 
 
-def hstack(tup: Sequence[Any]) -> Any:
+def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.hstack``."""
     arrs = [atleast_1d(x) for x in tup]
-    return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1)
+    return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype,
+                       casting=casting)
 
 
-def vstack(tup: Sequence[Any]) -> Any:
-    return concatenate([atleast_2d(x) for x in tup], axis=0)
+def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """``numpy.vstack``."""
+    return concatenate([atleast_2d(x) for x in tup], axis=0, dtype=dtype, casting=casting)
+
+
+
+def dstack(tup: Sequence[Any]) -> Any:
+    """``numpy.dstack``: stack along the third axis."""
+    return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
@@ -622,15 +823,25 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate([reshape(x, (-1, 1)) if x.ndim < 2 else x for x in arrs], axis=1)
 
 
-def cross(a: Any, b: Any, axis: int = -1) -> Any:
-    """``numpy.cross`` of 3-vectors along ``axis`` (bilinear: products of components)."""
-    a, b = moveaxis(asarray_t(a), axis, -1), moveaxis(asarray_t(b), axis, -1)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
+          axis: int | None = None) -> Any:
+    """``numpy.cross`` of 3-vectors (bilinear: products of components).
+
+    Examples
+    --------
+    >>> dnp.cross(dualad.tensor([1.0, 0, 0]), dualad.tensor([0.0, 1, 0]))
+    tensor([0., 0., 1.])
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = moveaxis(asarray_t(a), axisa, -1), moveaxis(asarray_t(b), axisb, -1)
     if a.shape[-1] != 3 or b.shape[-1] != 3:
-        raise ValueError("dualad.numpy.cross supports 3-vectors only")
+        raise ValueError("dualad.numpy.cross supports 3-vectors only (NumPy 2 deprecates "
+                         "2-vectors)")
     a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
     b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
     c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-    return moveaxis(c, -1, axis)
+    return moveaxis(c, -1, axisc)
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
@@ -805,6 +1016,7 @@ def diag(v: Any, k: int = 0) -> Any:
 
 def matmul(a: Any, b: Any) -> Any:
     """``numpy.matmul`` (the ``@`` operator)."""
+    a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
     return apply(L.matmul, a, b)
@@ -812,6 +1024,7 @@ def matmul(a: Any, b: Any) -> Any:
 
 def dot(a: Any, b: Any) -> Any:
     """``numpy.dot``."""
+    a, b = _seq(a), _seq(b)
     na, nb = _ndim(a), _ndim(b)
     if na == 0 or nb == 0:
         return multiply(a, b)  # type: ignore[name-defined] # noqa: F821
@@ -826,6 +1039,7 @@ def vdot(a: Any, b: Any) -> Any:
 
 
 def inner(a: Any, b: Any) -> Any:
+    a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         return multiply(a, b)  # type: ignore[name-defined] # noqa: F821
     return tensordot(a, b, axes=([-1], [-1]))
@@ -865,8 +1079,32 @@ def kron(a: Any, b: Any) -> Any:
     return reshape(ai * bi, tuple(x * y for x, y in zip(a.shape, b.shape, strict=True)))
 
 
-def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Any:
-    """``numpy.einsum`` (explicit or implicit output; ``...``; repeated indices)."""
+def _sublist(sub: Any) -> str:
+    return "".join("..." if s is Ellipsis else string.ascii_letters[_index(s)]
+                   for s in sub)
+
+
+def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any) -> Any:
+    """``numpy.einsum`` (explicit or implicit output; ``...``; repeated indices; the
+    interleaved form ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])``).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> dnp.einsum(a, [0, 1], [1, 0])
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    _no_out("einsum", kwargs.pop("out", None))
+    if kwargs:
+        raise TypeError(f"dualad.numpy.einsum: unsupported keywords {sorted(kwargs)}")
+    if not isinstance(subscripts, str):  # the interleaved form
+        args = (subscripts,) + operands
+        n = len(args) // 2
+        spec = ",".join(_sublist(s) for s in args[1:2 * n:2])
+        if len(args) % 2:
+            spec += "->" + _sublist(args[-1])
+        return einsum(spec, *args[0:2 * n:2])
     ops = [asarray_t(o) for o in operands]
     spec = subscripts.replace(" ", "")
     ins, arrow, out = spec.partition("->")
@@ -904,3 +1142,1167 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Any:
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
         return _make(np.asarray(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
+
+
+# -- index tricks ---------------------------------------------------------------------------
+
+
+class _AxisConcatenator:
+    """``numpy.r_`` / ``numpy.c_`` with Tensors among the items (NumPy's rules, then
+    a differentiable concatenate)."""
+
+    def __init__(self, axis: int, ndmin: int, trans1d: int, name: str) -> None:
+        self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            raise NotImplementedError(f"dualad.numpy.{self.name}: the matrix-string form is "
+                                      "not supported; build the matrix with dualad.numpy.array")
+        key = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        objs, kinds = [], []
+        for k, item in enumerate(key):
+            if isinstance(item, str):
+                if k != 0:
+                    raise ValueError("special directives must be the first entry.")
+                if item in ("r", "c"):
+                    raise NotImplementedError(f"dualad.numpy.{self.name}: the 'r'/'c' matrix "
+                                              "directives are not supported")
+                try:
+                    vals = [int(v) for v in item.split(",")]
+                except ValueError as e:
+                    raise ValueError(f"unknown special directive {item!r}") from e
+                axis, ndmin, trans1d = (vals + [ndmin, trans1d][len(vals) - 1:])[:3]
+                continue
+            if isinstance(item, slice) or (not isinstance(item, Tensor)
+                                           and type(item) in np.ScalarType):
+                obj = np.r_[item] if isinstance(item, slice) else item  # NumPy's ranges
+                if isinstance(item, slice) and ndmin > 1:
+                    obj = np.array(obj, ndmin=ndmin)
+                    if trans1d != -1:
+                        obj = obj.swapaxes(-1, trans1d)
+                objs.append(obj)
+                kinds.append(item if not isinstance(item, slice) else obj.dtype)
+                continue
+            t = asarray_t(item)
+            nd = t.ndim
+            if nd < ndmin:
+                t = reshape(t, (1,) * (ndmin - nd) + t.shape)
+                if trans1d != -1:
+                    k2, k1 = ndmin - nd, trans1d
+                    k1 = k1 + k2 + 1 if k1 < 0 else k1
+                    ax = list(range(ndmin))
+                    t = transpose(t, ax[:k1] + ax[k2:] + ax[k1:k2])
+            objs.append(t)
+            kinds.append(t.dtype)
+        if not objs:
+            return _make(np.array([]))
+        dt = np.result_type(*kinds)
+        parts = []
+        for o in objs:
+            o = asarray_t(o) if isinstance(o, Tensor) else _make(np.array(o, ndmin=ndmin,
+                                                                          dtype=dt))
+            if o.ndim < ndmin:
+                o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
+            parts.append(o)
+        return concatenate(parts, axis=axis, dtype=dt)
+
+    def __len__(self) -> int:
+        return 0
+
+
+r_ = _AxisConcatenator(0, 1, -1, "r_")
+r_.__doc__ = """``numpy.r_``: concatenate along the first axis; Tensors among the items are
+differentiable.
+
+Examples
+--------
+>>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+>>> dnp.r_[x, 0.0, 1:3]
+tensor([1., 2., 0., 1., 2.], grad_fn=<ConcatenateBackward0>)
+"""
+c_ = _AxisConcatenator(-1, 2, 0, "c_")
+c_.__doc__ = """``numpy.c_``: 1-D items become columns, concatenated along the last axis.
+
+Examples
+--------
+>>> x = dualad.tensor([1.0, 2.0])
+>>> dnp.c_[x, x]
+tensor([[1., 1.],
+        [2., 2.]])
+"""
+
+
+# -- more of NumPy's array manipulation: compositions of the functions above ---------------
+
+radians = E.PRIMS["deg2rad"]
+degrees = E.PRIMS["rad2deg"]
+
+
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """``numpy.rot90``: flips and a transpose.
+
+    Examples
+    --------
+    >>> dnp.rot90(dualad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[2., 4.],
+            [1., 3.]])
+    """
+    m = asarray_t(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    if axes[0] == axes[1] or builtins.abs(axes[0] - axes[1]) == m.ndim:
+        raise ValueError("Axes must be different.")
+    if not (-m.ndim <= axes[0] < m.ndim and -m.ndim <= axes[1] < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(flip(m, axes[0]), axes[1])
+    perm = list(range(m.ndim))
+    i, j = _norm_axis(axes[0], m.ndim), _norm_axis(axes[1], m.ndim)
+    perm[i], perm[j] = perm[j], perm[i]
+    if k == 1:
+        return transpose(flip(m, axes[1]), perm)
+    return flip(transpose(m, perm), axes[1])
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """``numpy.rollaxis`` (a transpose)."""
+    a = asarray_t(a)
+    n = a.ndim
+    axis = _norm_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise np.exceptions.AxisError(f"start={start} out of range for array of ndim {n}")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a
+    perm = [i for i in range(n) if i != axis]
+    perm.insert(start, axis)
+    return transpose(a, perm)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.vsplit``: split along the first axis (at least 2-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.hsplit``: split along the second axis (the first for 1-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``numpy.dsplit``: split along the third axis (at least 3-D)."""
+    ary = asarray_t(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
+    """``numpy.select``: the first true condition picks its choice (nested ``where``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([-1.0, 0.5, 2.0])
+    >>> dnp.select([x < 0, x > 1], [-x, x * x], default=x)
+    tensor([1. , 0.5, 4. ])
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not condlist:
+        raise ValueError("select with an empty condition list is not possible")
+    choices = [asarray_t(c) for c in choicelist]
+    weak = default.__class__ in (int, float, complex)
+    dflt = default if weak else asarray_t(default)
+    dt = np.result_type(*[c.dtype for c in choices], default if weak else dflt.dtype)
+    conds = [np.asarray(_raw(c)) for c in condlist]
+    for i, c in enumerate(conds):
+        if c.dtype.type is not np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    shp = np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
+                              _shape_of(dflt))
+    out = broadcast_to(astype(asarray_t(dflt), dt, copy=False), shp)
+    for c, ch in zip(conds[::-1], choices[::-1], strict=True):
+        out = where(c, astype(ch, dt, copy=False), out)
+    return out
+
+
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
+               neginf: Any = None) -> Any:
+    """``numpy.nan_to_num``: NaN and infinities replaced (zero derivative there).
+
+    Examples
+    --------
+    >>> dnp.nan_to_num(dualad.tensor([np.nan, 1.0, np.inf]))
+    tensor([0.00000000e+000, 1.00000000e+000, 1.79769313e+308])
+    """
+    x = asarray_t(x)
+    if x.dtype.kind not in "fc":
+        return x
+    if x.dtype.kind == "c":
+        re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
+        return re + im * np.asarray(1j, x.dtype)
+    fi = np.finfo(x.dtype)
+    d = x._data
+    big = np.asarray(fi.max if posinf is None else posinf, x.dtype)
+    small = np.asarray(fi.min if neginf is None else neginf, x.dtype)
+    x = where(np.isnan(d), np.asarray(nan, x.dtype), x)
+    x = where(np.isposinf(d), big, x)
+    return where(np.isneginf(d), small, x)
+
+
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """``numpy.real_if_close``: the real part when every imaginary part is negligible."""
+    a = asarray_t(a)
+    if a.dtype.kind != "c":
+        return a
+    if tol > 1:
+        tol = np.finfo(a.dtype).eps * tol
+    return real(a) if bool(np.all(np.abs(a._data.imag) < tol)) else a
+
+
+def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect",
+              order: Any = None) -> Any:
+    """``numpy.partition``: NumPy's values, as a gather of the input (so differentiable).
+
+    Examples
+    --------
+    >>> dnp.partition(dualad.tensor([3.0, 1.0, 2.0]), 1)[1]
+    tensor(2.)
+    """
+    a = asarray_t(a)
+    if axis is None:
+        a, axis = ravel(a), -1
+    ax = _norm_axis(axis, a.ndim)
+    d = a._data
+    p = np.partition(d, kth, axis=ax, kind=kind)
+    # the index in ``a`` of each value of ``p``: ties are matched in a stable order
+    src = np.argsort(d, axis=ax, kind="stable")
+    dst = np.argsort(p, axis=ax, kind="stable")
+    idx = np.empty(d.shape, np.intp)
+    np.put_along_axis(idx, dst, src, axis=ax)
+    return take_along_axis(a, idx, ax)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """``numpy.gradient``: second-order central differences inside, one-sided at the
+    edges (scalar spacings or coordinate arrays, which are constants).
+
+    Examples
+    --------
+    >>> dnp.gradient(dualad.tensor([1.0, 4.0, 9.0, 16.0]))
+    tensor([3., 4., 6., 7.])
+    """
+    f = asarray_t(f)
+    nd = f.ndim
+    axes = tuple(range(nd)) if axis is None else _norm_axes(axis, nd)
+    if len(set(axes)) != len(axes):
+        raise ValueError("repeated axis")
+    if not varargs:
+        dx: list[Any] = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(_raw(varargs[0])) == 0:
+        dx = [_raw(varargs[0])] * len(axes)
+    elif len(varargs) == len(axes):
+        dx = []
+        for ax, d in zip(axes, varargs, strict=True):
+            d = np.asarray(_raw(d))
+            if d.ndim == 0:
+                dx.append(d)
+                continue
+            if d.ndim != 1:
+                raise ValueError("distances must be either scalars or 1d")
+            if len(d) != f.shape[ax]:
+                raise ValueError("when 1d, distances must match the length of the "
+                                 "corresponding dimension")
+            d = np.diff(d.astype(np.float64) if d.dtype.kind in "biu" else d)
+            dx.append(d[0] if d.size and (d == d[0]).all() else d)
+    else:
+        raise TypeError("invalid number of arguments")
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = f.dtype if f.dtype.kind in "fc" else np.dtype(np.float64)
+    if f.dtype.kind not in "fc":
+        f = astype(f, np.float64)
+    outs = []
+    for ax, h in zip(axes, dx, strict=True):
+        if f.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at "
+                             "least (edge_order + 1) elements are required.")
+
+        def sl(lo: Any, hi: Any, ax: int = ax) -> Any:
+            return getitem(f, (slice(None),) * ax + (slice(lo, hi),))
+
+        def along(c: Any, ax: int = ax) -> Any:  # a coefficient array along ``ax``
+            return np.reshape(c, (-1,) + (1,) * (nd - ax - 1)) if np.ndim(c) else c
+
+        uniform = np.ndim(h) == 0
+        if uniform:
+            mid = (sl(2, None) - sl(None, -2)) / (2.0 * h)
+        else:
+            h1, h2 = h[:-1], h[1:]
+            a, b, c = -h2 / (h1 * (h1 + h2)), (h2 - h1) / (h1 * h2), h1 / (h2 * (h1 + h2))
+            mid = along(a) * sl(None, -2) + along(b) * sl(1, -1) + along(c) * sl(2, None)
+        if edge_order == 1:
+            h0, hn = (h, h) if uniform else (h[0], h[-1])
+            first = (sl(1, 2) - sl(0, 1)) / h0
+            last = (sl(-1, None) - sl(-2, -1)) / hn
+        else:
+            if uniform:
+                a, b, c = -1.5 / h, 2.0 / h, -0.5 / h
+                a2, b2, c2 = 0.5 / h, -2.0 / h, 1.5 / h
+            else:
+                h1, h2 = h[0], h[1]
+                a = -(2.0 * h1 + h2) / (h1 * (h1 + h2))
+                b = (h1 + h2) / (h1 * h2)
+                c = -h1 / (h2 * (h1 + h2))
+                h1, h2 = h[-2], h[-1]
+                a2 = h2 / (h1 * (h1 + h2))
+                b2 = -(h2 + h1) / (h1 * h2)
+                c2 = (2.0 * h2 + h1) / (h2 * (h1 + h2))
+            first = a * sl(0, 1) + b * sl(1, 2) + c * sl(2, 3)
+            last = a2 * sl(-3, -2) + b2 * sl(-2, -1) + c2 * sl(-1, None)
+        g = concatenate([first, mid, last], axis=ax)
+        outs.append(g if g.dtype == otype else astype(g, otype))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def iscomplexobj(x: Any) -> bool:
+    """``numpy.iscomplexobj`` (no derivative)."""
+    return _is_c(x)
+
+
+def isrealobj(x: Any) -> bool:
+    """``numpy.isrealobj`` (no derivative)."""
+    return not _is_c(x)
+
+
+iscomplex = _nd(np.iscomplex)
+isreal = _nd(np.isreal)
+isposinf = _nd(np.isposinf)
+isneginf = _nd(np.isneginf)
+
+
+# -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
+
+_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
+    """``a`` with the ``axis`` axes moved to the end and flattened into one."""
+    if axis is None:
+        return ravel(a), tuple(range(a.ndim))
+    axes = _norm_axes(axis, a.ndim)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    t = transpose(a, rest + list(axes))
+    return reshape(t, tuple(a.shape[i] for i in rest) + (-1,)), axes
+
+
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
+              name: str) -> Any:
+    if method not in _QMETHODS:
+        raise NotImplementedError(f"dualad.numpy.{name}: method={method!r} is not supported; "
+                                  f"use one of {', '.join(_QMETHODS)}")
+    a = asarray_t(a)
+    qd = np.asarray(_raw(q)) if not isinstance(q, (int, float)) else q
+    if np.any(np.asarray(qd) < 0) or np.any(np.asarray(qd) > 1):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    dt = np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, qd)
+    a = astype(a, dt, copy=False)
+    shape0 = a.shape
+    t, axes = _to_last(a, axis)
+    d = t._data
+    s = sort(t, axis=-1)  # NaNs sort last
+    isn = np.isnan(d)
+    n = np.sum(~isn, axis=-1) if nan else np.full(d.shape[:-1], d.shape[-1])
+    qa = np.asarray(qd, dtype=np.float64)
+    vi = qa.reshape(qa.shape + (1,) * (d.ndim - 1)) * (np.maximum(n, 1) - 1)  # Q + R
+    if method == "nearest":
+        vi = np.around(vi)
+    lo = np.floor(vi).astype(np.intp)
+    hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
+    if method == "higher":
+        lo = np.ceil(vi).astype(np.intp)
+    sb = broadcast_to(s, vi.shape + (d.shape[-1],))
+
+    def at(i: np.ndarray) -> Any:
+        return squeeze(take_along_axis(sb, i[..., None], -1), -1)
+
+    out = at(lo)
+    if method in ("linear", "midpoint"):
+        g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
+        out = out + (at(hi) - out) * g
+    bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
+    if np.any(bad):
+        out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
+    if keepdims:
+        kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
+        out = reshape(out, qa.shape + kshape)
+    return out
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+             interpolation: Any = None) -> Any:
+    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest): a gather of
+    the sorted values and, for linear/midpoint, a weighted sum of two of them.
+
+    Examples
+    --------
+    >>> dnp.quantile(dualad.tensor([4.0, 1.0, 3.0, 2.0]), 0.5)
+    tensor(2.5)
+    """
+    _no_out("quantile", out)
+    if weights is not None:
+        raise NotImplementedError("dualad.numpy.quantile: weights= is not supported")
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile")
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+               interpolation: Any = None) -> Any:
+    """``numpy.percentile``: :func:`quantile` of ``q / 100``."""
+    return quantile(a, _pct(q), axis, out, overwrite_input, method, keepdims, weights=weights,
+                    interpolation=interpolation)
+
+
+def _pct(q: Any) -> Any:
+    return q / 100 if isinstance(q, (int, float)) else np.true_divide(_raw(q), 100)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Any:
+    """``numpy.median``: the mean of the middle sorted values (NaN if the slice has one).
+
+    Examples
+    --------
+    >>> dnp.median(dualad.tensor([[1.0, 5.0, 2.0]]), axis=1)
+    tensor([2.])
+    """
+    _no_out("median", out)
+    return _quantile(a, 0.5, axis, "linear", keepdims, False, "median")
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                *, weights: Any = None, interpolation: Any = None) -> Any:
+    """``numpy.nanquantile``: :func:`quantile` ignoring NaNs."""
+    _no_out("nanquantile", out)
+    if weights is not None:
+        raise NotImplementedError("dualad.numpy.nanquantile: weights= is not supported")
+    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
+                  overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
+                  *, weights: Any = None, interpolation: Any = None) -> Any:
+    """``numpy.nanpercentile``: :func:`nanquantile` of ``q / 100``."""
+    return nanquantile(a, _pct(q), axis, out, overwrite_input, method, keepdims,
+                       weights=weights, interpolation=interpolation)
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    """``numpy.nanmedian``: :func:`median` ignoring NaNs."""
+    _no_out("nanmedian", out)
+    return _quantile(a, 0.5, axis, "linear", keepdims, True, "nanmedian")
+
+
+def _nan_fill(a: Any, value: float) -> Tensor:
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return a
+    return where(np.isnan(a._data), np.asarray(value, a.dtype), a)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """``numpy.nanmean``: the mean of the non-NaN values (NaNs get zero derivative)."""
+    _no_out("nanmean", out)
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims)
+    s = sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return s / np.asarray(n, dtype=s.dtype).real
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
+    """``numpy.nanvar``: the variance of the non-NaN values (real for complex input)."""
+    _no_out("nanvar", out)
+    a = asarray_t(a)
+    if a.dtype.kind in "biu":
+        a = astype(a, np.float64)
+    if correction is not None:
+        ddof = correction
+    m = nanmean(a, axis=axis, keepdims=True) if mean is None else mean
+    d = _nan_fill(a - m, 0.0)
+    sq = real(d * conj(d)) if _is_c(d) else d * d
+    n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims) - ddof
+    s = sum(sq, axis=axis, keepdims=keepdims)
+    return s / np.asarray(np.where(n > 0, n, 0), dtype=s.dtype)
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+           keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
+    """``numpy.nanstd``: the square root of :func:`nanvar`."""
+    return apply(_P["sqrt"], nanvar(a, axis, dtype, out, ddof, keepdims, mean=mean,
+                                    correction=correction))
+
+
+def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any:
+    a = asarray_t(a)
+    if a.dtype.kind not in "fc":
+        return fn(a, axis=axis, keepdims=keepdims)
+    r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
+    allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
+    return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+
+
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.nanmax``: the maximum of the non-NaN values (NaN for an all-NaN slice)."""
+    _no_out("nanmax", out)
+    return _nan_extreme(a, axis, keepdims, -np.inf, amax)
+
+
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``numpy.nanmin``: the minimum of the non-NaN values (NaN for an all-NaN slice)."""
+    _no_out("nanmin", out)
+    return _nan_extreme(a, axis, keepdims, np.inf, amin)
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False) -> Any:
+    """``numpy.nanprod``: NaNs count as one (and get zero derivative)."""
+    _no_out("nanprod", out)
+    return prod(_nan_fill(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``numpy.nancumsum``: NaNs count as zero."""
+    _no_out("nancumsum", out)
+    return cumsum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
+    """``numpy.nancumprod``: NaNs count as one."""
+    _no_out("nancumprod", out)
+    return cumprod(_nan_fill(a, 1.0), axis=axis, dtype=dtype)
+
+
+nanargmax = _nd(np.nanargmax)
+nanargmin = _nd(np.nanargmin)
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """``numpy.cov`` (NumPy's algorithm on Tensors; weights are constants).
+
+    Examples
+    --------
+    >>> dnp.cov(dualad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    m = asarray_t(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    dt = np.result_type(m.dtype, np.float64) if dtype is None else np.dtype(dtype)
+    X = atleast_2d(astype(m, dt, copy=False))
+    if not rowvar and m.ndim != 1:
+        X = transpose(X)
+    if X.shape[0] == 0:
+        return reshape(X, (0, 0)) if X.ndim else X
+    if y is not None:
+        y = astype(asarray_t(y), dt, copy=False)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+        y = atleast_2d(y)
+        if not rowvar and y.shape[0] != 1:
+            y = transpose(y)
+        X = concatenate((X, y), axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        w = np.asarray(_raw(fweights), dtype=float)
+    if aweights is not None:
+        aw = np.asarray(_raw(aweights), dtype=float)
+        w = aw if w is None else w * aw
+    avg, w_sum = average(X, axis=1, weights=w, returned=True)
+    w_sum = w_sum._data.flat[0] if isinstance(w_sum, Tensor) else w_sum
+    if w is None:
+        fact = X.shape[1] - ddof
+    elif ddof == 0:
+        fact = w_sum
+    elif aweights is None:
+        fact = w_sum - ddof
+    else:
+        fact = w_sum - ddof * np.sum(w * aw) / w_sum
+    fact = builtins.max(float(np.real(fact)), 0.0)
+    X = X - reshape(avg, (-1, 1))
+    X_T = transpose(X if w is None else X * w)
+    c = matmul(X, conj(X_T)) * (1.0 / fact if fact else np.inf)
+    return squeeze(c)
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """``numpy.corrcoef``: the covariance scaled by the standard deviations.
+
+    (NumPy also clips the real part to [-1, 1], which only moves rounding errors; the
+    derivative of the unclipped expression is the one that exists.)
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c
+    d = diagonal(c)
+    sd = apply(_P["sqrt"], real(d))
+    c = c / reshape(sd, (-1, 1))
+    return c / reshape(sd, (1, -1))
+
+
+def polyval(p: Any, x: Any) -> Any:
+    """``numpy.polyval`` by Horner's rule: differentiable in ``p`` and ``x``.
+
+    Examples
+    --------
+    >>> dnp.polyval([1.0, 0.0, -1.0], dualad.tensor(3.0))
+    tensor(8.)
+    """
+    p, x = asarray_t(p), asarray_t(x)
+    y = zeros_like(x)
+    for i in range(p.shape[0] if p.ndim else 1):
+        y = y * x + (getitem(p, i) if p.ndim else p)
+    return y
+
+
+def _full_convolve(a: Tensor, v: Tensor) -> Any:
+    """Full convolution of 1-D ``a`` and ``v`` (``len(a) >= len(v)``): windows of ``a``,
+    gathered, times ``v`` reversed."""
+    n, m = a.shape[0], v.shape[0]
+    ap = pad(a, (m - 1, m - 1))
+    idx = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
+    return matmul(getitem(ap, (idx,)), flip(v))
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """``numpy.convolve`` of two 1-D sequences (bilinear: a gather and a matrix product).
+
+    Examples
+    --------
+    >>> dnp.convolve(dualad.tensor([1.0, 2.0]), [1.0, 1.0])
+    tensor([1., 3., 2.])
+    """
+    a, v = asarray_t(a), asarray_t(v)
+    if a.ndim != 1 or v.ndim != 1:
+        raise ValueError("object too deep for desired array")
+    if a.shape[0] == 0:
+        raise ValueError("a cannot be empty")
+    if v.shape[0] == 0:
+        raise ValueError("v cannot be empty")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a
+    n, m = a.shape[0], v.shape[0]
+    full = _full_convolve(a, v)
+    if mode == "full":
+        return full
+    if mode == "same":
+        lo = (m - 1) // 2
+        return getitem(full, (slice(lo, lo + n),))
+    if mode == "valid":
+        return getitem(full, (slice(m - 1, n),))
+    raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])``, a convolution."""
+    a, v = asarray_t(a), asarray_t(v)
+    if a.ndim == 1 and v.ndim == 1 and v.shape[0] > a.shape[0]:
+        return flip(conj(convolve(v, flip(conj(a)), mode)))
+    return convolve(a, flip(conj(v)), mode)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
+           period: Any = None) -> Any:
+    """``numpy.interp``: piecewise-linear, differentiable in ``x``, ``xp`` and ``fp``.
+
+    Examples
+    --------
+    >>> fp = dualad.tensor([0.0, 10.0], requires_grad=True)
+    >>> dnp.interp(0.25, [0.0, 1.0], fp).backward(); fp.grad
+    tensor([0.75, 0.25])
+    """
+    if period is not None:
+        raise NotImplementedError("dualad.numpy.interp: period= is not supported")
+    x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
+    if xp.ndim != 1 or fp.ndim != 1:
+        raise ValueError("Data points must be 1D sequences")
+    if xp.shape[0] != fp.shape[0]:
+        raise ValueError("fp and xp are not of the same length")
+    if xp.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    dt = np.complex128 if fp.dtype.kind == "c" else np.float64
+    fp = astype(fp, dt, copy=False)
+    x, xp = astype(x, np.float64, copy=False), astype(xp, np.float64, copy=False)
+    k = xp.shape[0]
+    if k == 1:
+        y = broadcast_to(getitem(fp, 0), x.shape)
+    else:
+        j = np.clip(np.searchsorted(xp._data, x._data, side="right") - 1, 0, k - 2)
+        x0, x1 = getitem(xp, (j,)), getitem(xp, (j + 1,))
+        f0, f1 = getitem(fp, (j,)), getitem(fp, (j + 1,))
+        y = f0 + (f1 - f0) * ((x - x0) / (x1 - x0))
+    xd, xpd = x._data, xp._data
+    lo = getitem(fp, 0) if left is None else left
+    hi = getitem(fp, -1) if right is None else right
+    y = where(xd < xpd[0], lo, y)
+    y = where(xd > xpd[-1], hi, y)
+    return astype(y, dt, copy=False)
+
+
+# -- the rest of NumPy's namespace that has a derivative: aliases and compositions -------------
+
+acos, acosh, asin, asinh = _P["arccos"], _P["arccosh"], _P["arcsin"], _P["arcsinh"]
+atan, atan2, atanh = _P["arctan"], _P["arctan2"], _P["arctanh"]
+mod = _P["remainder"]
+fix = _P["trunc"]
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
+    """``numpy.asarray_chkfinite``: :func:`asarray`, raising on NaN or infinity."""
+    t = asarray(a, dtype=dtype)
+    if t.dtype.kind in "fc" and not np.isfinite(t._data).all():
+        raise ValueError("array must not contain infs or NaNs")
+    return t
+
+
+def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
+    """``numpy.ascontiguousarray`` (at least 1-D; a Tensor's memory layout is its own)."""
+    return atleast_1d(asarray(a, dtype=dtype))
+
+
+asfortranarray = ascontiguousarray
+
+
+def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
+    """``numpy.require``: :func:`asarray` (memory requirements are a Tensor's own)."""
+    return asarray(a, dtype=dtype)
+
+
+def block(arrays: Any) -> Any:
+    """``numpy.block``: nested lists concatenated, the innermost along the last axis.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0]])
+    >>> dnp.block([[a, 2 * a], [3 * a, 4 * a]])
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    def depth(x: Any) -> int:
+        if isinstance(x, tuple):
+            raise TypeError("arrays is a tuple. Only lists can be used to arrange blocks, and "
+                            "np.block does not allow implicit conversion from tuple to ndarray.")
+        return 1 + depth(x[0]) if isinstance(x, list) and x else 0
+
+    def leaves(x: Any) -> list[Any]:
+        return [y for e in x for y in leaves(e)] if isinstance(x, list) else [asarray_t(x)]
+
+    d = depth(arrays)
+    nd = builtins.max([d] + [t.ndim for t in leaves(arrays)])
+
+    def rec(x: Any, level: int) -> Any:
+        if isinstance(x, list):
+            return concatenate([rec(e, level + 1) for e in x], axis=-(d - level))
+        t = asarray_t(x)
+        return reshape(t, (1,) * (nd - t.ndim) + t.shape)
+
+    return rec(arrays, 0)
+
+
+def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
+    """``numpy.compress``: a gather of the selected slices."""
+    idx = np.nonzero(np.asarray(_raw(condition)).astype(bool).ravel())[0]
+    return take(a, idx, axis=axis)
+
+
+def extract(condition: Any, arr: Any) -> Any:
+    """``numpy.extract``: the elements where ``condition`` is true, flattened."""
+    return take(ravel(arr), np.nonzero(np.ravel(_raw(condition)))[0])
+
+
+def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
+                initial: float) -> Any:
+    x = asarray_t(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument "
+                             "is required.")
+        axis = 0
+    ax = _norm_axis(axis, builtins.max(x.ndim, 1))
+    out = fn(x, axis=ax, dtype=dtype)
+    if include_initial:
+        shp = list(out.shape)
+        shp[ax] = 1
+        out = concatenate([_make(np.full(shp, initial, out.dtype)), out], axis=ax)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """``numpy.cumulative_sum`` (``include_initial`` prepends a zero)."""
+    _no_out("cumulative_sum", out)
+    return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
+
+
+def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    """``numpy.cumulative_prod`` (``include_initial`` prepends a one)."""
+    _no_out("cumulative_prod", out)
+    return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
+
+
+def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
+    """``numpy.delete``: a gather of the slices kept."""
+    arr = asarray_t(arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    ax = _norm_axis(axis, arr.ndim)
+    keep = np.delete(np.arange(arr.shape[ax]), _raw(obj))
+    return take(arr, keep, axis=ax)
+
+
+def diagflat(v: Any, k: int = 0) -> Any:
+    """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``."""
+    return diag(ravel(v), k)
+
+
+def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
+    """``numpy.divmod``: (floor division, no derivative; remainder, differentiable)."""
+    return _P["floor_divide"](x1, x2), _P["remainder"](x1, x2)
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """``numpy.ediff1d``: differences of the flattened array, with optional ends."""
+    a = ravel(asarray_t(ary))
+    parts = [diff(a)]
+    for v, front in ((to_begin, True), (to_end, False)):
+        if v is not None:
+            t = ravel(asarray_t(v))
+            if not np.can_cast(t.dtype, a.dtype, "same_kind"):
+                raise TypeError("dtype of `to_begin`/`to_end` must be compatible with input "
+                                "`ary` under the `same_kind` rule.")
+            t = astype(t, a.dtype, copy=False)
+            parts.insert(0, t) if front else parts.append(t)
+    return concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def frexp(x: Any) -> tuple[Any, Any]:
+    """``numpy.frexp``: mantissa ``x * 2**-e`` (differentiable) and exponent ``e`` (integer)."""
+    x = asarray_t(x)
+    e = np.frexp(x._data)[1]
+    return x * np.ldexp(np.ones((), x.dtype), -e), _make(e)
+
+
+def ldexp(x1: Any, x2: Any) -> Any:
+    """``numpy.ldexp``: ``x1 * 2**x2`` for integer ``x2`` (differentiable in ``x1``)."""
+    x1 = asarray_t(x1)
+    dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
+    return astype(x1, dt, copy=False) * np.ldexp(np.ones((), dt), _raw(x2))
+
+
+def modf(x: Any) -> tuple[Any, Any]:
+    """``numpy.modf``: fractional part (derivative one) and integral part (zero)."""
+    t = _P["trunc"](x)
+    return x - t, t
+
+
+def heaviside(x1: Any, x2: Any) -> Any:
+    """``numpy.heaviside``: 0 or 1 away from zero (no derivative), ``x2`` at zero."""
+    d1 = np.asarray(_raw(x1))
+    base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
+    return where(d1 == 0, x2, base)
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``numpy.logspace``: ``base ** linspace(start, stop)``; differentiable in Tensor
+    endpoints and base."""
+    if not builtins.any(isinstance(v, Tensor) for v in (start, stop, base)):
+        return _make(np.logspace(start, stop, num, endpoint, base, dtype, axis))
+    y = linspace(start, stop, num, endpoint=endpoint)
+    b = asarray_t(base)
+    b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    out = _P["power"](b, y)
+    if dtype is None and out.dtype != y.dtype and not isinstance(base, Tensor):
+        out = astype(out, y.dtype)  # NumPy's: the dtype of the exponents
+    if axis != 0:
+        out = moveaxis(out, 0, axis)
+    return out if dtype is None else astype(out, dtype, copy=False)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> Any:
+    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints."""
+    if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
+        return _make(np.geomspace(start, stop, num, endpoint, dtype, axis))
+    s0, s1 = np.asarray(_raw(start)), np.asarray(_raw(stop))
+    if s0.dtype.kind == "c" or s1.dtype.kind == "c" or np.any(s0 * s1 <= 0):
+        raise NotImplementedError("dualad.numpy.geomspace: Tensor endpoints must be real, "
+                                  "non-zero and of one sign")
+    sign = np.sign(s0)
+    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num), np.float64)
+    a = astype(asarray_t(start), dt, copy=False) * sign
+    b = astype(asarray_t(stop), dt, copy=False) * sign
+    y = _P["exp"](linspace(_P["log"](a), _P["log"](b), num, endpoint=endpoint))
+    first = np.zeros(num, bool)
+    first[:1] = True
+    last = np.zeros(num, bool)
+    if endpoint and num > 1:
+        last[-1] = True
+    col = (-1,) + (1,) * (y.ndim - 1)
+    y = where(reshape(first, col), a, where(reshape(last, col), b, y)) * sign
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return y if dtype is None else astype(y, dtype, copy=False)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """``numpy.matrix_transpose``: swap the last two axes."""
+    x = asarray_t(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return swapaxes(x, -1, -2)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return sum(conj(_seq(x1)) * _seq(x2), axis=axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """``numpy.matvec``: matrix-vector products over the last axes."""
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """``numpy.vecmat``: conjugated vector-matrix products over the last axes."""
+    return einsum("...j,...ji->...i", conj(asarray_t(x1)), x2)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
+    """``numpy.meshgrid`` (reshapes and broadcasts; a tuple, as NumPy 2)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nd = len(xi)
+    s0 = (1,) * nd
+    out = [reshape(asarray_t(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and nd > 1:
+        out[0] = reshape(out[0], (1, -1) + s0[2:])
+        out[1] = reshape(out[1], (-1, 1) + s0[2:])
+    if not sparse:
+        out = broadcast_arrays(*out)
+    return tuple(out)
+
+
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    """``numpy.trapezoid``: the trapezoidal rule; differentiable in ``y`` and ``x``.
+
+    Examples
+    --------
+    >>> dnp.trapezoid(dualad.tensor([1.0, 2.0, 3.0]))
+    tensor(4.)
+    """
+    y = asarray_t(y)
+    ax = _norm_axis(axis, y.ndim)
+    if x is None:
+        d: Any = dx
+    else:
+        x = asarray_t(x)
+        if x.ndim == 1:
+            d = reshape(diff(x), tuple(-1 if i == ax else 1 for i in range(y.ndim)))
+        else:
+            d = diff(x, axis=axis)
+    pre = (slice(None),) * ax
+    return sum(d * (getitem(y, pre + (slice(1, None),)) + getitem(y, pre + (slice(None, -1),)))
+               / 2.0, axis=ax)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """``numpy.unstack``: the slices along ``axis``."""
+    x = asarray_t(x)
+    if x.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    ax = _norm_axis(axis, x.ndim)
+    return tuple(getitem(x, (slice(None),) * ax + (i,)) for i in range(x.shape[ax]))
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Any:
+    """``numpy.unwrap``: adds multiples of ``period`` (constants), so the derivative is
+    the identity's."""
+    p = asarray_t(p)
+    d = p._data
+    u = np.unwrap(d, discont=discont, axis=axis, period=period)
+    out = p if p.dtype == u.dtype else astype(p, u.dtype)
+    return out + (u - d.astype(u.dtype))
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """``numpy.vander``: columns of powers, by a running product (exact at zeros)."""
+    x = asarray_t(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = x.shape[0] if N is None else int(N)
+    dt = np.promote_types(x.dtype, int)
+    x = astype(x, dt, copy=False)
+    if n == 0:
+        return _make(np.empty((x.shape[0], 0), dt))
+    cols = concatenate([_make(np.ones((x.shape[0], 1), dt)),
+                        broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
+    v = cumprod(cols, axis=1)
+    return v if increasing else flip(v, 1)
+
+
+# -- polynomials (coefficient arrays, highest power first) ------------------------------------
+
+
+def _poly_pair(a1: Any, a2: Any) -> tuple[Tensor, Tensor]:
+    a1, a2 = atleast_1d(asarray_t(a1)), atleast_1d(asarray_t(a2))
+    d = a2.shape[0] - a1.shape[0]
+    if d > 0:
+        a1 = pad(a1, (d, 0))
+    elif d < 0:
+        a2 = pad(a2, (-d, 0))
+    return a1, a2
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """``numpy.polyadd`` (the shorter polynomial padded with leading zeros)."""
+    a, b = _poly_pair(a1, a2)
+    return a + b
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    """``numpy.polysub``."""
+    a, b = _poly_pair(a1, a2)
+    return a - b
+
+
+def polymul(a1: Any, a2: Any) -> Any:
+    """``numpy.polymul``: the convolution of the coefficients."""
+    return convolve(atleast_1d(asarray_t(a1)), atleast_1d(asarray_t(a2)))
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """``numpy.polyder``: the m-th derivative's coefficients."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    p = asarray_t(p)
+    for _ in range(m):
+        n = p.shape[0] - 1
+        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1)
+    return p
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """``numpy.polyint``: the m-th antiderivative (integration constants ``k``)."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k = np.zeros(m) if k is None else k
+    kk = asarray_t(k)
+    if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
+        kk = broadcast_to(reshape(kk, (1,)), (m,))
+    if kk.shape[0] < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    p = asarray_t(p)
+    for i in range(m):
+        y = p / np.arange(p.shape[0], 0, -1)
+        p = concatenate([y, reshape(getitem(kk, i), (1,))])
+    return p
+
+
+def roots(p: Any) -> Any:
+    """``numpy.roots``: eigenvalues of the companion matrix (differentiable in ``p``)."""
+    from .linalg import eigvals
+
+    p = atleast_1d(asarray_t(p))
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    nz = np.nonzero(p._data)[0]
+    if len(nz) == 0:
+        return _make(np.array([]))
+    want = np.roots(p._data)  # NumPy's values and order
+    if nz[0] and (p._rg or p._level):
+        raise NotImplementedError(
+            "dualad.numpy.roots: a leading zero coefficient would need the roots that come "
+            "from infinity under a perturbation; strip it before differentiating")
+    # trailing zeros are roots at zero whose derivatives involve the zero coefficients: keep
+    # them in the companion matrix, then put the eigenvalues in NumPy's order
+    p = getitem(p, (slice(int(nz[0]), None),))
+    if p.dtype.kind not in "fc":
+        p = astype(p, np.float64)
+    n = p.shape[0]
+    if n < 2:
+        return _make(np.array([], p.dtype))
+    first = reshape(-getitem(p, (slice(1, None),)) / getitem(p, 0), (1, n - 1))
+    rest = _make(np.eye(n - 2, n - 1, dtype=p.dtype))
+    r = eigvals(concatenate([first, rest], axis=0))
+    free = list(range(r.shape[0]))
+    order = []
+    for w in want:
+        j = builtins.min(free, key=lambda i: builtins.abs(r._data[i] - w))
+        free.remove(j)
+        order.append(j)
+    r = take(r, np.array(order, np.intp))
+    return real(r) if want.dtype.kind != "c" and r.dtype.kind == "c" else r
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """``numpy.poly`` of a sequence of roots (real when they come in conjugate pairs)."""
+    z = asarray_t(seq_of_zeros)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0]:
+        from .linalg import eigvals
+
+        z = eigvals(z)
+    elif z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    if z.shape[0] == 0:
+        return _make(np.array(1.0))
+    a: Any = _make(np.ones(1, z.dtype if z.dtype.kind in "fc" else np.float64))
+    for i in range(z.shape[0]):
+        a = convolve(a, stack([_make(np.ones((), z.dtype)), -getitem(z, i)]))
+    if _is_c(a):
+        r = np.asarray(z._data, complex)
+        if np.all(np.sort(r) == np.sort(r.conjugate())):
+            a = real(a)
+    return a
+
+
+def resize(a: Any, new_shape: Any) -> Any:
+    """``numpy.resize``: the flattened input repeated to fill ``new_shape`` (a gather)."""
+    a = ravel(asarray_t(a))
+    shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
+    n = math.prod(shape)
+    if builtins.any(s < 0 for s in shape):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    if a.size == 0 or n == 0:
+        return _make(np.zeros(shape, a.dtype))
+    return reshape(take(a, np.arange(n) % a.size), shape)

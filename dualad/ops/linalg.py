@@ -56,15 +56,18 @@ from ._util import align, norm_axes, norm_axis, shape_of
 LinAlgError = np.linalg.LinAlgError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 __all__ = [
     "LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
-    "inv", "solve", "det", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "svdvals",
+    "EigResult", "inv", "solve", "det", "slogdet", "cholesky", "eig", "eigvals", "eigh",
+    "eigvalsh", "svd", "svdvals",
     "qr", "pinv", "norm", "vector_norm", "matrix_norm", "matrix_power", "matmul",
-    "diagonal", "trace", "outer", "multi_dot", "matrix_rank",
+    "diagonal", "trace", "outer", "multi_dot", "matrix_rank", "cond", "cross",
+    "matrix_transpose", "tensordot", "vecdot", "tensorinv", "tensorsolve", "lstsq",
 ]
 
 
@@ -310,6 +313,47 @@ eigvalsh_p = Primitive(
     "eigvalsh",
     lambda a, *, UPLO: namespace(a).linalg.eigvalsh(a, UPLO=UPLO),
     _eigvalsh_jvp,
+    reads=(0,),
+)
+
+
+def _eig_parts(v: Any, t: Any) -> tuple[Any, Any]:
+    """``P = V^-1 dA V`` and ``dw = diag(P)`` (``solve`` is linear in its right-hand side)."""
+    p = apply(solve_p, v, F.matmul(t, v))
+    return p, _diag(p)
+
+
+def _eig_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    w, v = out
+    p, dw = _eig_parts(v, tangents[0])
+    fm, degenerate = _gap_inverse(w)
+    dv = F.matmul(v, p * fm)
+    # NumPy's eigenvectors have unit norm: keep Re(v^H dv) = 0 column by column
+    dv = dv - v * F.expand_dims(F.real(F.sum(F.conj(v) * dv, axis=-2)), -2)
+    if degenerate:
+        dv = _guard(dv, "dualad: eig: the eigenvectors are not differentiable at a repeated "
+                        "eigenvalue; use eigvals if you only need eigenvalue derivatives")
+    return dw, dv
+
+
+eig_p = Primitive(
+    "eig",
+    lambda a: tuple(namespace(a).linalg.eig(a)),
+    _eig_jvp,
+    reads=("out",),
+    multi=True,
+)
+
+
+def _eigvals_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    _, v = apply(eig_p, primals[0])
+    return _eig_parts(v, tangents[0])[1]
+
+
+eigvals_p = Primitive(
+    "eigvals",
+    lambda a: namespace(a).linalg.eigvals(a),
+    _eigvals_jvp,
     reads=(0,),
 )
 
@@ -637,6 +681,43 @@ def eigh(a: Any, UPLO: str = "L") -> Any:
     a = _prep(a)
     _square(a)
     return EighResult(*apply(eigh_p, a, UPLO=_uplo(UPLO)))
+
+
+def eig(a: Any) -> Any:
+    """Eigenvalues and right eigenvectors of a general matrix, ``numpy.linalg.eig``.
+
+    Returns ``EigResult(eigenvalues, eigenvectors)``, real when every eigenvalue of a
+    real matrix is real, complex otherwise (as NumPy). With ``P = V^-1 dA V``:
+    ``dw = diag(P)``, ``dV = V (F * P)`` with ``F_ij = 1/(w_j - w_i)``, then the part
+    that keeps each column of unit norm. Eigenvectors are defined up to a phase:
+    only phase-invariant functions of them have meaningful complex derivatives. At a
+    repeated eigenvalue the eigenvector derivative raises ``LinAlgError`` when used.
+
+    Examples
+    --------
+    >>> import dualad as da, dualad.numpy as dnp
+    >>> a = da.tensor([[2.0, 1.0], [0.0, 3.0]], requires_grad=True)
+    >>> w, v = dnp.linalg.eig(a)
+    >>> w.sum().backward(); np.allclose(a.grad.numpy(), np.eye(2))  # d trace = trace(dA)
+    True
+    """
+    a = _prep(a)
+    _square(a)
+    return EigResult(*apply(eig_p, a))
+
+
+def eigvals(a: Any) -> Any:
+    """Eigenvalues of a general matrix, ``numpy.linalg.eigvals`` (``dw = diag(V^-1 dA V)``).
+
+    Examples
+    --------
+    >>> import dualad as da, dualad.numpy as dnp
+    >>> dnp.linalg.eigvals(da.tensor([[2.0, 1.0], [0.0, 3.0]]))
+    tensor([2., 3.])
+    """
+    a = _prep(a)
+    _square(a)
+    return apply(eigvals_p, a)
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:
@@ -996,3 +1077,95 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     A = F.asarray_t(A)
     return _make(np.asarray(np.linalg.matrix_rank(A._data, tol=tol, hermitian=hermitian,
                                                   rtol=rtol)))
+
+
+def cond(x: Any, p: Any = None) -> Any:
+    """``numpy.linalg.cond``: a ratio of singular values (``p`` None, 2, -2) or
+    ``norm(x, p) * norm(inv(x), p)``."""
+    x = _prep(x)
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    _square(x)
+    return norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.linalg.cross`` of 3-vectors."""
+    return F.cross(x1, x2, axis=axis)
+
+
+def matrix_transpose(x: Any, /) -> Any:
+    """``numpy.linalg.matrix_transpose``."""
+    return F.matrix_transpose(x)
+
+
+def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    """``numpy.linalg.tensordot``."""
+    return F.tensordot(x1, x2, axes=axes)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    return F.vecdot(x1, x2, axis=axis)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """``numpy.linalg.tensorinv``: ``inv`` of the matrix the first ``ind`` axes make."""
+    a = _prep(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    old = a.shape
+    inv_shape = old[ind:] + old[:ind]
+    rows = 1
+    for k in old[ind:]:
+        rows *= k
+    return F.reshape(inv(F.reshape(a, (rows, -1))), inv_shape)
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """``numpy.linalg.tensorsolve``: ``solve`` on the matrix the axes make."""
+    a, b = _prep(a), _prep(b)
+    an = a.ndim
+    if axes is not None:
+        order = [k for k in range(an) if k not in [norm_axis(int(x), an) for x in axes]]
+        order += [norm_axis(int(x), an) for x in axes]
+        a = F.transpose(a, order)
+    old = a.shape[-(an - b.ndim):]
+    n = 1
+    for k in old:
+        n *= k
+    if a.size != n ** 2:
+        raise LinAlgError("Input arrays must satisfy the requirement "
+                          "prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return F.reshape(solve(F.reshape(a, (n, n)), F.ravel(b)), old)
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
+    """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x = pinv(a) @ b``.
+
+    The derivative assumes the rank is locally constant (as ``pinv``'s does).
+    """
+    a, b = _prep(a), _prep(b)
+    if a.ndim != 2:
+        raise LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    m, n = a.shape
+    vec = b.ndim == 1
+    B = F.reshape(b, (-1, 1)) if vec else b
+    if B.shape[0] != m:
+        raise LinAlgError("Incompatible dimensions")
+    rc = np.finfo(a.dtype).eps * builtins.max(m, n) if rcond is None else float(rcond)
+    s = svdvals(a)
+    sd = s._data
+    rank = int(np.sum(sd > rc * sd.max())) if sd.size else 0
+    dt = np.result_type(a.dtype, B.dtype)
+    x = F.matmul(pinv(F.astype(a, dt, copy=False), rcond=rc), F.astype(B, dt, copy=False))
+    if rank == n and m > n:
+        r = B - F.matmul(a, x)
+        resid = F.sum(F.real(r * F.conj(r)) if _is_c(r) else r * r, axis=0)
+    else:
+        resid = _make(np.empty((0,), _real_dtype(dt)))
+    if vec:
+        x = x[..., 0]
+    return x, resid, np.int32(rank), s

@@ -1,0 +1,162 @@
+"""``dualad.scipy.special``: the special functions scientific code differentiates most.
+
+gammaln, digamma, erf, erfc, expit, logit and xlogy are elementwise primitives built
+from derivative formulas like those of ``dualad.ops.elementwise`` (and checked against
+SymPy the same way, ``tests/test_scipy_special.py``); polygamma is the primitive their
+higher derivatives climb through. logsumexp, softmax and log_softmax are compositions.
+SciPy gives the values of gammaln, digamma, erf, erfc and polygamma; without it they
+raise ``ImportError`` naming the ``scipy`` extra.
+
+>>> import dualad as da
+>>> from dualad.scipy import special
+>>> x = da.tensor(3.0, requires_grad=True)
+>>> special.gammaln(x).backward(); x.grad  # digamma(3)
+tensor(0.92278434)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._dispatch import Primitive, apply
+from ..ops import elementwise as E
+from ..ops import functions as F
+
+__all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
+           "logsumexp", "softmax", "log_softmax"]
+
+
+def _scipy(name: str) -> Any:
+    """``scipy.special.<name>``, or ImportError naming the extra that installs SciPy."""
+    try:
+        import scipy.special as sp
+    except ImportError as e:  # pragma: no cover - exercised only without SciPy
+        raise ImportError(f"dualad.scipy.special.{name} needs SciPy for its values: "
+                          "pip install 'dualad[scipy]'") from e
+    return getattr(sp, name)
+
+
+def _sp(name: str) -> Any:
+    def f(*args: Any) -> Any:
+        return _scipy(name)(*args)
+
+    f.__name__ = name
+    return f
+
+
+# -- polygamma: psi^(n), the primitive digamma's derivatives go through -----------------------
+
+
+def _polygamma_impl(x: Any, *, n: int) -> Any:
+    r = _scipy("polygamma")(n, x)
+    return np.asarray(r, dtype=x.dtype if x.dtype.kind == "f" else r.dtype)
+
+
+def _polygamma_jvp(primals: Any, tangents: Any, out: Any, *, n: int) -> Any:
+    return tangents[0] * apply(polygamma_p, primals[0], n=n + 1)
+
+
+polygamma_p = Primitive("polygamma", _polygamma_impl, _polygamma_jvp, reads=(0,))
+
+
+def polygamma(n: int, x: Any) -> Any:
+    """``scipy.special.polygamma``: the n-th derivative of digamma (``n`` an integer)."""
+    x = F.asarray_t(x)
+    if x.dtype.kind not in "f":
+        x = F.astype(x, np.float64)
+    return apply(polygamma_p, x, n=int(n))
+
+
+def _trigamma(x: Any) -> Any:
+    return apply(polygamma_p, x, n=1)
+
+
+def _np_expit(x: Any) -> Any:
+    return np.exp(-np.logaddexp(np.zeros((), x.dtype), -x))
+
+
+def _np_logit(x: Any) -> Any:
+    return np.log(x / (1 - x))
+
+
+def _np_xlogy(a: Any, b: Any) -> Any:
+    return np.where(a == 0, np.zeros((), np.result_type(a, b)), a * np.log(b))
+
+
+# The names the formulas below use, for the Tensor rules and the array kernels.
+E.CONSTANTS.setdefault("TWO_OVER_SQRT_PI", 2.0 / math.sqrt(math.pi))
+E.namespace["TWO_OVER_SQRT_PI"] = E.np_namespace["TWO_OVER_SQRT_PI"] = E.CONSTANTS[
+    "TWO_OVER_SQRT_PI"]
+E._FUNCS.update({"digamma", "trigamma"})
+E.np_namespace.update({"digamma": _sp("digamma"),
+                       "trigamma": lambda x: _scipy("polygamma")(1, x)})
+E.namespace["trigamma"] = _trigamma
+
+# name: (array function, d/dx) or (array function, d/da, d/db), as in the rule table
+SPECIAL: dict[str, tuple[Any, ...]] = {
+    "digamma": (_sp("digamma"), "trigamma(x)"),
+    "gammaln": (_sp("gammaln"), "digamma(x)"),
+    "erf": (_sp("erf"), "TWO_OVER_SQRT_PI * exp(-(x * x))"),
+    "erfc": (_sp("erfc"), "-TWO_OVER_SQRT_PI * exp(-(x * x))"),
+    "expit": (_np_expit, "y * (1 - y)"),
+    "logit": (_np_logit, "1 / (x * (1 - x))"),
+    # only 0 / 0 is masked, so d2/da db = 1 / b stays right at a == 0 (as powm1 does)
+    "xlogy": (_np_xlogy, "log(b)", "where(logical_and(a == 0, b == 0), 0, a / b)"),
+}
+PRIMS: dict[str, Any] = {}
+for _name, (_fn, *_srcs) in SPECIAL.items():
+    PRIMS[_name] = E._make(_name, _fn, tuple(_srcs))
+    if _name == "digamma":
+        E.namespace["digamma"] = PRIMS["digamma"]
+
+digamma = PRIMS["digamma"]
+gammaln = PRIMS["gammaln"]
+erf = PRIMS["erf"]
+erfc = PRIMS["erfc"]
+expit = PRIMS["expit"]
+logit = PRIMS["logit"]
+xlogy = PRIMS["xlogy"]
+psi = digamma
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
+              return_sign: bool = False) -> Any:
+    """``scipy.special.logsumexp``: ``log(sum(b * exp(a)))``, shifted by the maximum
+    (a constant: the shift cancels in the derivative).
+
+    Examples
+    --------
+    >>> from dualad.scipy.special import logsumexp
+    >>> logsumexp(dualad.tensor([0.0, 0.0]))
+    tensor(0.69314718)
+    """
+    if return_sign:
+        raise NotImplementedError("dualad.scipy.special.logsumexp: return_sign=True is not "
+                                  "supported")
+    a = F.asarray_t(a)
+    if a.dtype.kind not in "fc":
+        a = F.astype(a, np.float64)
+    m = np.amax(a._data.real, axis=axis, keepdims=True) if a.size else np.zeros(
+        (1,) * a.ndim, a._data.real.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(a._data.real.dtype)
+    e = F.exp(a - m)
+    if b is not None:
+        e = e * b
+    s = F.log(F.sum(e, axis=axis, keepdims=True)) + m
+    if not keepdims:
+        s = F.squeeze(s, axis=F._norm_axes(axis, a.ndim)) if a.ndim else s
+    return s
+
+
+def softmax(x: Any, axis: Any = None) -> Any:
+    """``scipy.special.softmax``: ``exp(x - logsumexp(x, axis))``."""
+    return F.exp(log_softmax(x, axis))
+
+
+def log_softmax(x: Any, axis: Any = None) -> Any:
+    """``scipy.special.log_softmax``: ``x - logsumexp(x, axis)``."""
+    x = F.asarray_t(x)
+    return x - logsumexp(x, axis=axis, keepdims=True)
