@@ -702,7 +702,7 @@ def backward(
             if t.is_leaf:
                 _accumulate(D.innermost(t), g, create_graph)
             else:
-                m = t._meta_()
+                m = D.innermost(t)._meta_()  # (where .grad reads it)
                 m.grad = g if m.grad is None else m.grad + g
 
 
