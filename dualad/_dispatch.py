@@ -387,6 +387,11 @@ def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> No
     sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
     if ob is not (s if sb is None else sb):  # (NumPy's base is the owner of the memory)
         return
+    register_view(prim, src, out, params)
+
+
+def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -> None:
+    """Record ``out`` (sharing ``src``'s memory) as the view ``prim(src, **params)``."""
     m = src._meta
     if m is not None and m.base is not None:
         root, fns, nograd = m.base, m.fns + ((prim, params),), m.nograd

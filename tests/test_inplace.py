@@ -264,3 +264,198 @@ def test_reshape_to_the_same_shape_is_a_view_not_the_tensor():
     v += 1.0
     np.testing.assert_array_equal(x.numpy(), [2.0, 3.0])
     assert x._version == v._version == 1
+
+
+# -- forward mode: aliasing ----------------------------------------------------------------
+
+
+def test_the_tangent_of_a_view_is_a_view_of_the_tangent_of_its_base():
+    with da.dual_level():
+        x = da.make_dual(da.tensor([1.0, 2.0, 3.0]), da.tensor([1.0, 1.0, 1.0]))
+        h = x * 1.0
+        v = h[1:]
+        tv = da.unpack_dual(v).tangent
+        assert np.shares_memory(tv.numpy(), da.unpack_dual(h).tangent.numpy())
+        h *= x  # the base written: the view's tangent follows (2 x t at x = [2, 3])
+        np.testing.assert_array_equal(da.unpack_dual(v).tangent.numpy(), [4.0, 6.0])
+        assert np.shares_memory(da.unpack_dual(v).tangent.numpy(),
+                                da.unpack_dual(h).tangent.numpy())
+        v[0] = 0.0  # a constant written through the view: zero tangent there
+        np.testing.assert_array_equal(da.unpack_dual(h).tangent.numpy(), [2.0, 0.0, 6.0])
+
+
+def test_a_dual_written_into_a_view_of_a_plain_buffer_makes_the_buffer_dual():
+    buf = dnp.zeros(3)
+    v = buf[1:]
+    with da.dual_level():
+        x = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, -1.0]))
+        v[...] = x * x
+        np.testing.assert_array_equal(buf.detach().numpy(), [0.0, 1.0, 4.0])
+        np.testing.assert_array_equal(da.unpack_dual(buf).tangent.numpy(), [0.0, 2.0, -4.0])
+    assert da.unpack_dual(buf).tangent is None  # the level exited: a plain tensor again
+
+
+def test_a_dual_and_its_primal_share_memory_and_version_counter():
+    leaf = da.tensor([1.0, 2.0], requires_grad=True)
+    x = leaf * 1.0
+    with da.dual_level():
+        d = da.make_dual(x, da.tensor([1.0, 1.0]))
+        v0 = x._version
+        d *= 3.0
+        assert x._version == d._version > v0
+        np.testing.assert_array_equal(da.unpack_dual(d).tangent.numpy(), [3.0, 3.0])
+        np.testing.assert_array_equal(x.detach().numpy(), [3.0, 6.0])
+    x.sum().backward()  # make_dual's tensor took the write's history too
+    np.testing.assert_array_equal(leaf.grad.numpy(), [3.0, 3.0])
+
+
+def test_unpack_dual_gives_a_new_view_of_the_primal_each_time():
+    with da.dual_level():
+        d = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0]))
+        p1, p2 = da.unpack_dual(d).primal, da.unpack_dual(d).primal
+        assert p1 is not p2 and np.shares_memory(p1.numpy(), p2.numpy())
+        assert p1._vc is d._vc
+        p1 *= 2.0  # the value changes; the tangent of d stays (the primal carries none)
+        np.testing.assert_array_equal(d.detach().numpy(), [2.0, 4.0])
+        np.testing.assert_array_equal(da.unpack_dual(d).tangent.numpy(), [1.0, 1.0])
+    leaf = da.tensor([1.0, 2.0], requires_grad=True)
+    with da.dual_level():
+        d = da.make_dual(leaf * 1.0, da.tensor([1.0, 1.0]))
+        p = da.unpack_dual(d).primal
+        p *= leaf  # through the primal view: d's history is rebased
+        (d * 1.0).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 4.0])
+
+
+def test_an_in_place_op_on_a_dual_updates_its_tangent():
+    with da.dual_level():
+        x = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 0.5]))
+        y = x * 1.0
+        v = y[1:]
+        y **= 2
+        y += x
+        np.testing.assert_array_equal(da.unpack_dual(y).tangent.numpy(), [3.0, 2.5])
+        np.testing.assert_array_equal(da.unpack_dual(v).tangent.numpy(), [2.5])
+        np.testing.assert_array_equal(da.unpack_dual(x).tangent.numpy(), [1.0, 0.5])
+
+
+# -- mark_dirty ------------------------------------------------------------------------------
+
+
+class Mul7(da.InplaceFunction):
+    """Multiplies its input by 7 in place."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.numpy()[...] *= 7
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 7
+
+    @staticmethod
+    def jvp(ctx, t):
+        t *= 7  # updated in place and returned, as torch asks of a dirty input's tangent
+        return t
+
+
+def test_mark_dirty_the_input_is_the_output_with_the_functions_history():
+    leaf = da.tensor([1.0, 2.0], requires_grad=True)
+    x = leaf * 1.0
+    y = Mul7.apply(x)
+    assert y is x and x.grad_fn.name() == "Mul7Backward0"
+    x.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [7.0, 7.0])
+    leaf.grad = None
+    h = leaf * 1.0
+    Mul7.apply(h[1:])  # a view: its base is rebased
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2 * 49 * 2.0])
+
+
+def test_mark_dirty_in_forward_mode_updates_the_tangent():
+    with da.dual_level():
+        tangent = da.tensor([1.0, -1.0])
+        d = da.make_dual(da.tensor([1.0, 2.0]), tangent)
+        assert Mul7.apply(d) is d
+        np.testing.assert_array_equal(d.detach().numpy(), [7.0, 14.0])
+        np.testing.assert_array_equal(da.unpack_dual(d).tangent.numpy(), [7.0, -7.0])
+    np.testing.assert_array_equal(tangent.numpy(), [1.0, -1.0])  # (a copy was written)
+
+
+def test_mark_dirty_on_a_leaf_that_requires_grad_raises():
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        Mul7.apply(da.tensor([1.0], requires_grad=True))
+    with pytest.raises(RuntimeError, match="view of a leaf"):
+        Mul7.apply(da.tensor([1.0, 2.0], requires_grad=True)[1:])
+
+
+def test_mark_dirty_the_seeds_example_catches_the_changed_saved_value():
+    class Inplace(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x_npy = x.numpy()  # shares storage with x
+            x_npy += 1
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        @da.once_differentiable
+        def backward(ctx, grad_output):
+            return grad_output
+
+    a = da.tensor(1.0, requires_grad=True).copy()
+    b = a * a
+    Inplace.apply(a)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.backward()
+
+
+def test_mark_dirty_of_a_tensor_not_returned_raises():
+    class Forgets(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    with pytest.raises(RuntimeError, match="not returned"):
+        Forgets.apply(da.tensor([1.0], requires_grad=True) * 1.0)
+
+
+# -- retain_grad -----------------------------------------------------------------------------
+
+
+def test_retain_grad_then_an_in_place_op_gives_the_gradient_of_the_new_value():
+    a = da.tensor([1.0], requires_grad=True)
+    b = a * 1.0
+    b.retain_grad()
+    b *= 2
+    b.backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0])
+    a = da.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1.0
+    b.retain_grad()
+    v = b[0:1]
+    v *= 3  # through a view
+    b.sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 1.0])
+
+
+def test_x_op_equals_y_reads_the_old_value_of_x_even_with_create_graph():
+    # multiply's rule reads x for y's cotangent: it reads the value before the write (a
+    # copy, as torch saves the original self), not a changed saved value
+    a = da.tensor([1.5], requires_grad=True)
+    b = a * a
+    b *= a  # b = a^3
+    (g,) = da.grad(b.sum(), a, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [3 * 1.5 ** 2])
+    g.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [6 * 1.5])

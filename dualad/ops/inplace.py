@@ -30,6 +30,7 @@ from .. import _dispatch as D
 from .. import grad_mode as gm
 from .._dispatch import apply
 from .._tensor import Tensor
+from ..forward_ad import PRIMAL
 from . import linear as L
 from .elementwise import PRIMS
 
@@ -61,11 +62,11 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     if self._data.dtype.kind not in "fc":
         raise RuntimeError("in-place assignment of a differentiable value into a "
                            f"{self._data.dtype} tensor")
-    _check(self, base)
+    check(self, base)
     commit(self, apply(L.setitem, self, value, idx=idx))
 
 
-def _check(t: Tensor, base: Tensor | None) -> None:
+def check(t: Tensor, base: Tensor | None) -> None:
     """Raise torch's errors for writing into ``t`` (a view of ``base``, if not None)."""
     if not gm.state.grad:
         return
@@ -108,8 +109,8 @@ def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
     primitives: walking the chain of views back, a slice is a ``setitem`` into the value
     it was taken from, a reshape or a transpose is undone (they replace all of it)."""
     parts = [base]  # the intermediate views (a setitem writes into the one before it)
-    for prim, params in fns[:-1]:
-        parts.append(apply(prim, parts[-1], **params))
+    for k in range(len(fns) - 1):
+        parts.append(_replay(parts[-1], fns[k:k + 1]))
     w = new
     for (prim, params), x in zip(reversed(fns), reversed(parts), strict=True):
         if prim is L.getitem:
@@ -118,6 +119,9 @@ def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
             w = apply(L.reshape, w, shape=x.shape)
         elif prim is L.transpose:
             w = apply(L.transpose, w, axes=tuple(int(a) for a in np.argsort(params["axes"])))
+        elif prim is PRIMAL:  # (unpack_dual's primal: the tangent at that level stays)
+            t = D.split(x, params["level"])[1]
+            w = w if t is None else D.dual(params["level"], w, t)
         else:  # (broadcast_to: read-only, never written)
             raise RuntimeError(f"internal: cannot write through a {prim.name} view")
     return w
@@ -137,6 +141,22 @@ def _adopt(t: Tensor, new: Tensor) -> None:
 def _take(t: Tensor, new: Tensor, history: bool) -> None:
     """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
     tangents at every level, and its history if ``history`` (else keeps its own)."""
+    L = t._level if t._level < _LIN else 0
+    if L and new._level == L and t._p is not None:
+        # t's primal is an object of its own (make_dual's tensor, say): it takes the new
+        # primal in place, so that whoever holds it sees the write too (through its base
+        # if it is a view); the tangent is replaced, not written into (tangent arrays are
+        # shared between results: writing into one could change another)
+        p = t._p
+        if p._meta is not None and p._meta.base is not None:
+            commit(p, new._primal)
+        else:
+            _take(p, new._primal, history)
+        t._t = new._t
+        t._rg, t._node = p._rg, p._node
+        if p._node is not None:
+            t._out_nr = p._out_nr
+        return
     old = D.innermost(t)
     rg, node, nr = (new._rg, new._node, getattr(new, "_out_nr", 0)) if history else \
         (old._rg, old._node, getattr(old, "_out_nr", 0))
@@ -144,6 +164,7 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
         inner = D.innermost(new)  # (a dual's graph fields are its innermost primal's)
         rg, node, nr = inner._rg, inner._node, getattr(inner, "_out_nr", 0)
     retained = old._meta is not None and old._meta.retains_grad
+    old_node, old_nr = old._node, getattr(old, "_out_nr", 0)
     vc = t._vc
     if new._level and new._level < _LIN:
         t._level, t._p, t._t = new._level, new._p, new._t
@@ -163,11 +184,11 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
         if not u._level or u._level >= _LIN or u._p is None:
             break
         u = u._p
-    if retained and node is not None and node is not old._node:
+    if retained and node is not None and node is not old_node:
         # retain_grad: .grad is the gradient of the value after the write (torch)
         inner = D.innermost(t)
-        if old._node is not None and old._node.hooked:
-            old._node.retain.pop(old._out_nr, None)
+        if old_node is not None and old_node.hooked:
+            old_node.retain.pop(old_nr, None)
         if inner is not old:
             inner._meta_().retains_grad = True
         node._table("retain")[nr] = weakref.ref(inner)
@@ -202,7 +223,7 @@ def regenerate(base: Tensor) -> None:
 def _replay(base: Tensor, fns: tuple[Any, ...]) -> Tensor:
     r = base
     for prim, params in fns:
-        r = apply(prim, r, **params)
+        r = D.split(r, params["level"])[0] if prim is PRIMAL else apply(prim, r, **params)
     return r
 
 

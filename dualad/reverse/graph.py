@@ -1064,4 +1064,5 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 
 
 D.hooks["record"] = record
+D.hooks["edge_of"] = edge_of
 D.hooks["recorder"] = recorder
