@@ -459,3 +459,146 @@ def test_x_op_equals_y_reads_the_old_value_of_x_even_with_create_graph():
     np.testing.assert_allclose(g.detach().numpy(), [3 * 1.5 ** 2])
     g.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), [6 * 1.5])
+
+
+# -- random programs of views and in-place ops against their copy-based twins ---------------
+#
+# A program starts from two buffers of shape (3, 4): x * 1 (x the input) and zeros. Each
+# step takes a view of a handle (a slice, an integer index, .T, a reshape — which copies
+# when the memory does not allow a view, as NumPy's) or writes into one in place (+=, *=,
+# -= of another handle of its shape, [key] =). The twin keeps each buffer as a flat
+# tensor and each handle as the positions it covers, and writes by out-of-place
+# ``setitem`` at those positions: no views at all.
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from dualad.ops import linear as _L  # noqa: E402
+
+SHAPE = (3, 4)
+
+
+def _basic_key(data, shape, allow_int=True):
+    ax = data.draw(st.integers(0, len(shape) - 1))
+    n = shape[ax]
+    if allow_int and data.draw(st.booleans()):
+        k: object = data.draw(st.integers(-n, n - 1))
+    else:
+        a = data.draw(st.integers(0, n - 1))
+        k = slice(a, data.draw(st.integers(a + 1, n)), data.draw(st.integers(1, 2)))
+    return (slice(None),) * ax + (k,)
+
+
+@st.composite
+def programs(draw):
+    handles = [(0, np.arange(12).reshape(SHAPE)), (1, np.arange(12).reshape(SHAPE))]
+    n_roots = 2
+    steps = []
+    for _ in range(draw(st.integers(1, 8))):
+        h = draw(st.integers(0, len(handles) - 1))
+        root, pm = handles[h]
+        kind = draw(st.sampled_from(["view", "view", "iadd", "imul", "iadd_h", "set"]))
+        if kind == "view" and pm.ndim:
+            op = draw(st.sampled_from(["key", "T", "reshape"]))
+            if op == "key":
+                arg: object = _basic_key(_Draw(draw), pm.shape)
+                new = pm[arg]
+            elif op == "T":
+                arg = None
+                new = pm.T
+            else:
+                sizes = [(pm.size,)] + [(a, pm.size // a) for a in range(2, pm.size)
+                                        if pm.size % a == 0]
+                arg = draw(st.sampled_from(sizes))
+                new = pm.reshape(arg)
+            if not np.shares_memory(new, pm):  # a copy: a buffer of its own
+                root, new = n_roots, np.arange(new.size).reshape(new.shape)
+                n_roots += 1
+            steps.append(("view", h, op, arg))
+            handles.append((root, new))
+        elif kind in ("iadd", "imul"):
+            steps.append((kind, h, draw(st.integers(0, 2)), draw(st.integers(0, 3)),
+                          draw(st.sampled_from([0.5, -1.0, 2.0]))))
+        elif kind == "iadd_h":
+            same = [g for g, (_, q) in enumerate(handles) if q.shape == pm.shape]
+            steps.append((kind, h, draw(st.sampled_from(same)),
+                          draw(st.sampled_from([0.5, -1.0, 2.0]))))
+        elif kind == "set" and pm.ndim:
+            steps.append((kind, h, _basic_key(_Draw(draw), pm.shape), draw(st.integers(0, 2)),
+                          draw(st.integers(0, 3))))
+    return steps
+
+
+class _Draw:
+    """``data.draw`` for ``_basic_key`` inside a composite strategy."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+
+def _run_inplace(x, steps):
+    handles = [x * 1.0, dnp.zeros(SHAPE)]
+    for step in steps:
+        kind, h = step[0], handles[step[1]]
+        if kind == "view":
+            op, arg = step[2], step[3]
+            handles.append(h[arg] if op == "key" else h.T if op == "T" else h.reshape(arg))
+        elif kind == "iadd":
+            h += step[4] * dnp.sin(x[step[2], step[3]])
+        elif kind == "imul":
+            h *= x[step[2], step[3]] * step[4]
+        elif kind == "iadd_h":
+            h -= handles[step[2]] * step[3]
+        else:
+            h[step[2]] = x[step[3], step[4]] * 3.0
+    return sum((k + 1.0) * dnp.sum(h * h) for k, h in enumerate(handles))
+
+
+def _run_twin(x, steps):
+    bufs = [dnp.reshape(x * 1.0, (12,)), dnp.zeros(12)]
+    handles = [(0, np.arange(12).reshape(SHAPE)), (1, np.arange(12).reshape(SHAPE))]
+
+    def value(h):
+        root, pm = handles[h]
+        return dnp.reshape(bufs[root][pm.reshape(-1)], pm.shape)
+
+    def put(h, pm, v):  # bufs[root] with the positions pm replaced by v, out of place
+        root = handles[h][0]
+        v = dnp.broadcast_to(v, pm.shape) if v.shape != pm.shape else v
+        bufs[root] = _L.setitem(bufs[root], dnp.reshape(v, (pm.size,)),
+                                idx=_L.Index((pm.reshape(-1),), 1))
+
+    for step in steps:
+        kind, h = step[0], step[1]
+        root, pm = handles[h]
+        if kind == "view":
+            op, arg = step[2], step[3]
+            new = pm[arg] if op == "key" else pm.T if op == "T" else pm.reshape(arg)
+            if not np.shares_memory(new, pm):  # (a copy: its value, as a buffer)
+                v = value(h)
+                v = v[arg] if op == "key" else v.T if op == "T" else dnp.reshape(v, arg)
+                bufs.append(dnp.reshape(v, (new.size,)))
+                root, new = len(bufs) - 1, np.arange(new.size).reshape(new.shape)
+            handles.append((root, new))
+        elif kind == "iadd":
+            put(h, pm, value(h) + step[4] * dnp.sin(x[step[2], step[3]]))
+        elif kind == "imul":
+            put(h, pm, value(h) * (x[step[2], step[3]] * step[4]))
+        elif kind == "iadd_h":
+            put(h, pm, value(h) - value(step[2]) * step[3])
+        else:
+            put(h, pm[step[2]], dnp.reshape(x[step[3], step[4]] * 3.0, ()))
+    return sum((k + 1.0) * dnp.sum(value(k) * value(k)) for k in range(len(handles)))
+
+
+@given(programs())
+def test_random_programs_of_views_and_in_place_ops_equal_their_copy_based_twins(steps):
+    x0 = RNG.uniform(0.5, 1.5, SHAPE)
+    t0 = RNG.standard_normal(SHAPE)
+    f, g = (lambda x: _run_inplace(x, steps)), (lambda x: _run_twin(x, steps))
+    np.testing.assert_allclose(f(da.tensor(x0)).item(), g(da.tensor(x0)).item(), rtol=1e-12)
+    want = _grad(g, x0)
+    np.testing.assert_allclose(_grad(f, x0), want, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_jvp(f, x0, t0), _jvp(g, x0, t0), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_jvp(g, x0, t0), (want * t0).sum(), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(_hvp(f, x0, t0), _hvp(g, x0, t0), rtol=1e-10, atol=1e-10)

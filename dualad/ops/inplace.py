@@ -234,7 +234,8 @@ def inplace(prim: Any) -> Any:
         # A rule may save its input (x **= 2, x *= y): recorded, it reads a copy of the
         # value before the write, as torch saves the original self, not the value the
         # write is about to change
-        a = apply(_copy, self) if self._rg and gm.state.grad else self
+        a = apply(_copy, self) if gm.state.grad and (_tracked(self) or _tracked(other)) \
+            else self
         setitem(self, Ellipsis, apply(prim, a, other))
         return self
 
