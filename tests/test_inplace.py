@@ -602,3 +602,19 @@ def test_random_programs_of_views_and_in_place_ops_equal_their_copy_based_twins(
     np.testing.assert_allclose(_jvp(f, x0, t0), _jvp(g, x0, t0), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(_jvp(g, x0, t0), (want * t0).sum(), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(_hvp(f, x0, t0), _hvp(g, x0, t0), rtol=1e-10, atol=1e-10)
+
+
+def test_the_docs_examples_hold():
+    import pathlib
+    import re
+    import textwrap
+
+    text = (pathlib.Path(__file__).parents[1] / "docs" / "inplace.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    ns = {"da": da, "dnp": dnp}
+    for b in blocks:
+        exec(compile(textwrap.dedent(b), "docs/inplace.md", "exec"), ns)
+    np.testing.assert_array_equal(ns["root"].grad.numpy(), [[2, 2], [1, 1]])
+    np.testing.assert_array_equal(ns["b"].grad.numpy(), [1.0])
+    np.testing.assert_array_equal(ns["a"].grad.numpy(), [2.0])
+    np.testing.assert_array_equal(ns["v"].detach().numpy(), [2.0])
