@@ -618,3 +618,62 @@ def test_the_docs_examples_hold():
     np.testing.assert_array_equal(ns["b"].grad.numpy(), [1.0])
     np.testing.assert_array_equal(ns["a"].grad.numpy(), [2.0])
     np.testing.assert_array_equal(ns["v"].detach().numpy(), [2.0])
+
+
+# -- the same programs through the functional transforms, nested levels and the general path
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_jacobians_hessians_and_nested_levels_of_a_program_equal_its_twins(name):
+    from dualad import functional as F
+
+    inplace, twin = PROGRAMS[name]
+    x0 = RNG.uniform(0.5, 1.5, (2, 2))
+    for strategy in ("forward-mode", "reverse-mode"):
+        for vectorize in (False, True):  # (batched tangents and cotangents through views)
+            got = F.jacobian(inplace, da.tensor(x0), vectorize=vectorize, strategy=strategy)
+            want = F.jacobian(twin, da.tensor(x0), vectorize=vectorize, strategy=strategy)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(F.hessian(inplace, da.tensor(x0), vectorize=True).numpy(),
+                               F.hessian(twin, da.tensor(x0)).numpy(), rtol=1e-12, atol=1e-12)
+    t1, t2 = RNG.standard_normal((2, 2)), RNG.standard_normal((2, 2))
+
+    def forward_over_forward(f):
+        with da.dual_level() as outer:
+            x = da.make_dual(da.tensor(x0), da.tensor(t1))
+            with da.dual_level() as inner:
+                y = f(da.make_dual(x, da.tensor(t2)))
+                t = da.unpack_dual(y, level=inner).tangent
+            return da.unpack_dual(t, level=outer).tangent.item()
+
+    np.testing.assert_allclose(forward_over_forward(inplace), forward_over_forward(twin),
+                               rtol=1e-12)
+
+
+def _all_primitives():
+    import gc
+
+    from dualad._dispatch import Primitive
+
+    return [o for o in gc.get_objects() if isinstance(o, Primitive)]
+
+
+@pytest.fixture
+def general_path():
+    """Every primitive without ``apply``'s hot and array-level fast paths: the in-place
+    operators (which call ``apply``), views and their replays take the general way. (The
+    operators' own generated hot code still runs for plain elementwise ops.)"""
+    saved = [(p, p.hot, p.fast) for p in _all_primitives()]
+    for p, _, _ in saved:
+        p.hot = p.fast = None
+    try:
+        yield
+    finally:
+        for p, hot, fast in saved:
+            p.hot, p.fast = hot, fast
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_a_program_equals_its_twin_on_the_general_path(name, general_path):
+    inplace, twin = PROGRAMS[name]
+    check(inplace, twin, RNG.uniform(0.5, 1.5, (2, 2)))
