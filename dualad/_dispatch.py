@@ -146,7 +146,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         if out is not None:
             return out
     if prim.arity is not None and (params or len(args) != prim.arity):
-        prim.bad_call(args, params)
+        return prim.bad_call(args, params)  # (raises, or writes a ufunc's out=)
     top = 0
     rg = False
     nb = 0

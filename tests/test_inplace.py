@@ -466,7 +466,7 @@ def test_x_op_equals_y_reads_the_old_value_of_x_even_with_create_graph():
 # A program starts from two buffers of shape (3, 4): x * 1 (x the input) and zeros. Each
 # step takes a view of a handle (a slice, an integer index, .T, a reshape — which copies
 # when the memory does not allow a view, as NumPy's) or writes into one in place (+=, *=,
-# -= of another handle of its shape, [key] =). The twin keeps each buffer as a flat
+# -= of another handle of its shape, [key] =, a ufunc's out=). The twin keeps each buffer as a flat
 # tensor and each handle as the positions it covers, and writes by out-of-place
 # ``setitem`` at those positions: no views at all.
 
@@ -497,7 +497,8 @@ def programs(draw):
     for _ in range(draw(st.integers(1, 8))):
         h = draw(st.integers(0, len(handles) - 1))
         root, pm = handles[h]
-        kind = draw(st.sampled_from(["view", "view", "iadd", "imul", "iadd_h", "set"]))
+        kind = draw(st.sampled_from(["view", "view", "iadd", "imul", "iadd_h", "set", "out_add",
+                                     "out_sin"]))
         if kind == "view" and pm.ndim:
             op = draw(st.sampled_from(["key", "T", "reshape"]))
             if op == "key":
@@ -523,6 +524,12 @@ def programs(draw):
             same = [g for g, (_, q) in enumerate(handles) if q.shape == pm.shape]
             steps.append((kind, h, draw(st.sampled_from(same)),
                           draw(st.sampled_from([0.5, -1.0, 2.0]))))
+        elif kind == "out_add":  # out=: another handle of this shape (maybe overlapping)
+            same = [g for g, (_, q) in enumerate(handles) if q.shape == pm.shape]
+            steps.append((kind, h, draw(st.sampled_from(same)), draw(st.integers(0, 2)),
+                          draw(st.integers(0, 3))))
+        elif kind == "out_sin":
+            steps.append((kind, h))
         elif kind == "set" and pm.ndim:
             steps.append((kind, h, _basic_key(_Draw(draw), pm.shape), draw(st.integers(0, 2)),
                           draw(st.integers(0, 3))))
@@ -549,6 +556,12 @@ def _run_inplace(x, steps):
             h *= x[step[2], step[3]] * step[4]
         elif kind == "iadd_h":
             h -= handles[step[2]] * step[3]
+        elif kind == "out_add":
+            # (add saves nothing: multiply would save the other handle, and a later write
+            # into it would be the "modified by an inplace operation" error, as in torch)
+            assert dnp.add(handles[step[2]], x[step[3], step[4]], out=h) is h
+        elif kind == "out_sin":
+            np.sin(h, out=(h,))  # (NumPy's own ufunc, on a Tensor: dispatched)
         else:
             h[step[2]] = x[step[3], step[4]] * 3.0
     return sum((k + 1.0) * dnp.sum(h * h) for k, h in enumerate(handles))
@@ -586,6 +599,10 @@ def _run_twin(x, steps):
             put(h, pm, value(h) * (x[step[2], step[3]] * step[4]))
         elif kind == "iadd_h":
             put(h, pm, value(h) - value(step[2]) * step[3])
+        elif kind == "out_add":
+            put(h, pm, value(step[2]) + x[step[3], step[4]])
+        elif kind == "out_sin":
+            put(h, pm, dnp.sin(value(h)))
         else:
             put(h, pm[step[2]], dnp.reshape(x[step[3], step[4]] * 3.0, ()))
     return sum((k + 1.0) * dnp.sum(value(k) * value(k)) for k in range(len(handles)))
@@ -677,3 +694,20 @@ def general_path():
 def test_a_program_equals_its_twin_on_the_general_path(name, general_path):
     inplace, twin = PROGRAMS[name]
     check(inplace, twin, RNG.uniform(0.5, 1.5, (2, 2)))
+
+
+def test_out_writes_in_place_like_an_in_place_operator():
+    leaf = da.tensor([1.0, 2.0], requires_grad=True)
+    h = leaf * 1.0
+    assert dnp.multiply(h, leaf, out=h) is h  # (multiply reads h: a copy of the old value)
+    np.sin(h, out=(h,))
+    dnp.add(h[0:1], 1.0, out=h[1:])  # through views of one buffer
+    h.sum().backward()
+    a = np.array([1.0, 2.0])
+    np.testing.assert_allclose(leaf.grad.numpy(), [2 * a[0] * np.cos(a[0] ** 2) * 2, 0.0])
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        dnp.sin(leaf, out=leaf)
+    with pytest.raises(TypeError, match="same_kind"):  # (NumPy's casting rule)
+        dnp.multiply(da.tensor([1, 2]), 1.5, out=da.tensor([1, 2]))
+    with pytest.raises(TypeError, match="out="):  # an ndarray would drop the derivative
+        dnp.sin(leaf, out=np.empty(2))

@@ -227,17 +227,29 @@ def _replay(base: Tensor, fns: tuple[Any, ...]) -> Tensor:
     return r
 
 
+def into(out: Tensor, prim: Any, args: Any) -> Tensor:
+    """``prim(*args)`` written into ``out`` (NumPy's ``out=``, and ``x op= y``)."""
+    if gm.state.grad and (_tracked(out) or any(_tracked(a) for a in args)):
+        # A rule may save an input (x **= 2, x *= y): recorded, it reads a copy of what
+        # the write is about to change, as torch saves the original self
+        d = out._data
+        args = [apply(_copy, a) if a.__class__ is Tensor and np.may_share_memory(a._data, d)
+                else a for a in args]
+    r = apply(prim, *args)
+    if out.__class__ is Tensor and not np.can_cast(r.dtype, out.dtype, "same_kind"):
+        raise TypeError(  # (NumPy's UFuncTypeError is a TypeError)
+            f"Cannot cast {prim.name}'s output from {r.dtype} to {out.dtype} with casting "
+            "rule 'same_kind'"
+        )
+    setitem(out, Ellipsis, r)
+    return out
+
+
 def inplace(prim: Any) -> Any:
     """The in-place operator of a binary primitive (``x += y`` for ``add``)."""
 
     def op(self: Tensor, other: Any) -> Tensor:
-        # A rule may save its input (x **= 2, x *= y): recorded, it reads a copy of the
-        # value before the write, as torch saves the original self, not the value the
-        # write is about to change
-        a = apply(_copy, self) if gm.state.grad and (_tracked(self) or _tracked(other)) \
-            else self
-        setitem(self, Ellipsis, apply(prim, a, other))
-        return self
+        return into(self, prim, (self, other))
 
     op.__name__ = f"i{prim.name}"
     return op
