@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode as _gm
-from ._tensor import Tensor, _make
+from ._tensor import Tensor, _make, _Meta
 
 # Levels are positive ints drawn from a counter that never repeats. ``LIN`` and
 # ``AVAL`` sit above every real level so they always win the "highest level".
@@ -397,10 +397,14 @@ def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -
         root, fns, nograd = m.base, m.fns + ((prim, params),), m.nograd
     else:
         root, fns, nograd = src, ((prim, params),), False
-    om = out._meta_()
+        if m is None:
+            m = src._meta = _Meta()
+    om = out._meta
+    if om is None:
+        om = out._meta = _Meta()
     om.base, om.fns = root, fns
     om.nograd = nograd or (src._rg and not _state.grad)
-    rm = root._meta_()
+    rm = m if root is src else root._meta
     views = rm.views
     if views is None:
         rm.views = [weakref.ref(out)]
