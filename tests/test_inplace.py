@@ -45,6 +45,15 @@ def _hvp(f, x0, v0):
     return x.grad.numpy()
 
 
+def _rof(f, x0, v0):
+    """d/dx <grad f(x), v> as reverse mode over forward mode: the JVP's gradient."""
+    x = da.tensor(x0, requires_grad=True)
+    with da.dual_level():
+        t = da.unpack_dual(f(da.make_dual(x, da.tensor(v0)))).tangent
+    (g,) = da.grad(t, x)
+    return g.numpy()
+
+
 def check(inplace, twin, x0):
     """``inplace`` and ``twin`` agree in value, gradient, JVP and HVP; the twin's gradient
     agrees with finite differences."""
@@ -60,6 +69,8 @@ def check(inplace, twin, x0):
     np.testing.assert_allclose(_jvp(twin, x0, t0), (want * t0).sum(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(_hvp(inplace, x0, t0), _hvp(twin, x0, t0), rtol=1e-12,
                                atol=1e-12)
+    np.testing.assert_allclose(_rof(inplace, x0, t0), _hvp(twin, x0, t0), rtol=1e-10,
+                               atol=1e-10)
 
 
 X22 = [[1.0, 2.0], [3.0, 4.0]]
@@ -373,6 +384,16 @@ def test_mark_dirty_the_input_is_the_output_with_the_functions_history():
     Mul7.apply(h[1:])  # a view: its base is rebased
     (h * h).sum().backward()
     np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 2 * 49 * 2.0])
+
+
+def test_mark_dirty_with_create_graph():
+    leaf = da.tensor([0.5, 1.5], requires_grad=True)
+    h = leaf * leaf
+    Mul7.apply(h)  # h = 7 l^2
+    (g,) = da.grad((h * h).sum(), leaf, create_graph=True)  # 196 l^3
+    np.testing.assert_allclose(g.detach().numpy(), 196 * leaf.detach().numpy() ** 3)
+    g.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), 588 * leaf.detach().numpy() ** 2)
 
 
 def test_mark_dirty_in_forward_mode_updates_the_tangent():
