@@ -403,6 +403,7 @@ def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -
     if om is None:
         om = out._meta = _Meta()
     om.base, om.fns = root, fns
+    out._vc = src._version_counter()  # (one memory, one counter)
     om.nograd = nograd or (src._rg and not _state.grad)
     rm = m if root is src else root._meta
     views = rm.views

@@ -732,3 +732,34 @@ def test_out_writes_in_place_like_an_in_place_operator():
         dnp.multiply(da.tensor([1, 2]), 1.5, out=da.tensor([1, 2]))
     with pytest.raises(TypeError, match="out="):  # an ndarray would drop the derivative
         dnp.sin(leaf, out=np.empty(2))
+
+
+def test_a_write_into_the_real_or_imaginary_part_rebases_the_complex_tensor():
+    z0 = np.array([1.0 + 2.0j, 3.0 - 1.0j])
+
+    def inplace(z):
+        h = z * (1.0 + 1.0j)
+        r = h.real  # a view, as NumPy's
+        r[0] = dnp.abs(z[1]) ** 2
+        i = h.imag
+        i *= 3.0
+        return dnp.sum(dnp.abs(h) ** 2)
+
+    def twin(z):
+        h = z * (1.0 + 1.0j)
+        re = dnp.concatenate([dnp.reshape(dnp.abs(z[1]) ** 2, (1,)), dnp.real(h)[1:]])
+        return dnp.sum(re ** 2 + (3.0 * dnp.imag(h)) ** 2)
+
+    z = da.tensor(z0, requires_grad=True)
+    inplace(z).backward()
+    w = da.tensor(z0, requires_grad=True)
+    twin(w).backward()
+    np.testing.assert_allclose(z.grad.numpy(), w.grad.numpy(), rtol=1e-12)
+    t0 = np.array([0.3 - 0.2j, -1.0 + 0.5j])
+    np.testing.assert_allclose(_jvp(inplace, z0, t0), _jvp(twin, z0, t0), rtol=1e-12)
+    h = da.tensor(z0)
+    r = h.real
+    assert r._vc is h._vc
+    r[1] = 0.0
+    np.testing.assert_array_equal(h.numpy(), [1.0 + 2.0j, -1.0j])
+    assert h._version == 1

@@ -1119,6 +1119,7 @@ def _special(name: str, fn: Any, jvp: Any, reads: Any) -> Ufunc:
 PRIMS["conj"] = _self_linear("conj", np.conjugate)
 PRIMS["real"] = _self_linear("real", np.real)
 PRIMS["imag"] = _self_linear("imag", np.imag)
+PRIMS["real"].view = PRIMS["imag"].view = True  # (NumPy's real and imag parts are views)
 PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
 PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
 PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))

@@ -35,6 +35,7 @@ from . import linear as L
 from .elementwise import PRIMS
 
 _copy = PRIMS["positive"]
+_REAL, _IMAG, _ADD, _MUL = PRIMS["real"], PRIMS["imag"], PRIMS["add"], PRIMS["multiply"]
 _LIN = D.LIN
 
 
@@ -107,7 +108,8 @@ def commit(t: Tensor, new: Tensor) -> None:
 def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
     """``base`` with the region of the view ``fns(base)`` replaced by ``new``, from linear
     primitives: walking the chain of views back, a slice is a ``setitem`` into the value
-    it was taken from, a reshape or a transpose is undone (they replace all of it)."""
+    it was taken from, a reshape or a transpose is undone (they replace all of it), a
+    real or imaginary part is put back beside the other part."""
     parts = [base]  # the intermediate views (a setitem writes into the one before it)
     for k in range(len(fns) - 1):
         parts.append(_replay(parts[-1], fns[k:k + 1]))
@@ -119,6 +121,10 @@ def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
             w = apply(L.reshape, w, shape=x.shape)
         elif prim is L.transpose:
             w = apply(L.transpose, w, axes=tuple(int(a) for a in np.argsort(params["axes"])))
+        elif prim is _REAL:  # the real part replaced: w + 1j imag(x)
+            w = apply(_ADD, w, apply(_MUL, apply(_IMAG, x), 1j))
+        elif prim is _IMAG:  # the imaginary part replaced: real(x) + 1j w
+            w = apply(_ADD, apply(_REAL, x), apply(_MUL, w, 1j))
         elif prim is PRIMAL:  # (unpack_dual's primal: the tangent at that level stays)
             t = D.split(x, params["level"])[1]
             w = w if t is None else D.dual(params["level"], w, t)
