@@ -763,3 +763,18 @@ def test_a_write_into_the_real_or_imaginary_part_rebases_the_complex_tensor():
     r[1] = 0.0
     np.testing.assert_array_equal(h.numpy(), [1.0 + 2.0j, -1.0j])
     assert h._version == 1
+
+
+def test_writes_under_no_grad_and_after_the_level_exited_reach_make_duals_tensor():
+    leaf = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = leaf * 2.0
+    with da.dual_level():
+        d = da.make_dual(h, da.tensor([1.0, 1.0, 1.0]))
+        v = d[1:]
+        with da.no_grad():  # the tangent follows; the history is kept (not recorded)
+            v *= 3.0
+        np.testing.assert_array_equal(da.unpack_dual(d).tangent.numpy(), [1.0, 3.0, 3.0])
+    v[0] = 7.0  # the level exited: d is its primal, h
+    np.testing.assert_array_equal(h.detach().numpy(), [2.0, 7.0, 18.0])
+    h.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 0.0, 2.0])

@@ -148,17 +148,19 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
     """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
     tangents at every level, and its history if ``history`` (else keeps its own)."""
     L = t._level if t._level < _LIN else 0
-    if L and new._level == L and t._p is not None:
+    if L and t._p is not None and (new._level == L or L not in D.live):
         # t's primal is an object of its own (make_dual's tensor, say): it takes the new
         # primal in place, so that whoever holds it sees the write too (through its base
         # if it is a view); the tangent is replaced, not written into (tangent arrays are
         # shared between results: writing into one could change another)
         p = t._p
+        newp = new._primal if new._level == L else new  # (a level that exited: t is p)
         if p._meta is not None and p._meta.base is not None:
-            commit(p, new._primal)
+            commit(p, newp)
         else:
-            _take(p, new._primal, history)
-        t._t = new._t
+            _take(p, newp, history)
+        if new._level == L:
+            t._t = new._t
         t._rg, t._node = p._rg, p._node
         if p._node is not None:
             t._out_nr = p._out_nr
