@@ -778,3 +778,19 @@ def test_writes_under_no_grad_and_after_the_level_exited_reach_make_duals_tensor
     np.testing.assert_array_equal(h.detach().numpy(), [2.0, 7.0, 18.0])
     h.sum().backward()
     np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 0.0, 2.0])
+
+
+def test_a_write_into_the_dual_of_a_view_rebases_the_views_base():
+    leaf = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = leaf * 2.0
+    with da.dual_level():
+        d = da.make_dual(h[0:2], da.tensor([1.0, 1.0]))
+        d *= leaf[2]
+        np.testing.assert_array_equal(da.unpack_dual(d).tangent.detach().numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(h.detach().numpy(), [6.0, 12.0, 6.0])
+    h.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [6.0, 6.0, 2.0 + 2.0 + 4.0])
+    with da.dual_level():  # make_dual of a leaf that requires grad: a view of it
+        d = da.make_dual(leaf, da.tensor([1.0, 1.0, 1.0]))
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            d *= 2.0
