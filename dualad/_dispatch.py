@@ -25,6 +25,7 @@ zero tangents costs exactly the plain op.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from . import _fastpaths
 from . import grad_mode as _gm
-from ._tensor import Tensor, _make
+from ._tensor import Tensor, _make, _Meta
 
 # Levels are positive ints drawn from a counter that never repeats. ``LIN`` and
 # ``AVAL`` sit above every real level so they always win the "highest level".
@@ -149,7 +150,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         if out is not None:
             return out
     if prim.arity is not None and (params or len(args) != prim.arity):
-        prim.bad_call(args, params)
+        return prim.bad_call(args, params)  # (raises, or writes a ufunc's out=)
     top = 0
     rg = False
     nb = 0
@@ -174,6 +175,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 hooks["record"](prim, args, out, params)  # the primal alone
             elif _inference[0] and _state.inference:
                 _mark_inference(out)
+            if prim.view:
+                viewed(prim, args[0], out, params)
             return out
     if prim.nondiff:
         if top >= LIN:
@@ -189,6 +192,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         hooks["record"](prim, args, out, params)
     elif _inference[0] and _state.inference:
         _mark_inference(out)
+    if prim.view:
+        viewed(prim, args[0], out, params)
     return out
 
 
@@ -349,6 +354,52 @@ def split(x: Any, L: int) -> tuple[Any, Any]:
     tp = zeros_like_tangent(p, tq) if tp is None else tp
     tq = zeros_like_tangent(q, tp) if tq is None else tq
     return dual(x._level, p, q), dual(x._level, tp, tq)
+
+
+def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> None:
+    """Note that ``out = prim(src, **params)`` is a view of ``src`` if it shares its memory.
+
+    The view keeps the root of its chain of views and the steps from there (a view of a
+    view has the first one's base), and the root a weak reference to it: writing into the
+    view later rebases the root's history and regenerates its other views
+    (``dualad.ops.inplace``). Batched tangents handed across the batch boundary are not
+    views a user can write into.
+    """
+    if src.__class__ is not Tensor or out._nb or prim.boundary:
+        return
+    o, s = out._data, src._data
+    ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
+    if ob is None:  # (a copy owns its memory)
+        return
+    sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
+    if ob is not (s if sb is None else sb):  # (NumPy's base is the owner of the memory)
+        return
+    register_view(prim, src, out, params)
+
+
+def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -> None:
+    """Record ``out`` (sharing ``src``'s memory) as the view ``prim(src, **params)``."""
+    m = src._meta
+    if m is not None and m.base is not None:
+        root, fns, nograd = m.base, m.fns + ((prim, params),), m.nograd
+    else:
+        root, fns, nograd = src, ((prim, params),), False
+        if m is None:
+            m = src._meta = _Meta()
+    om = out._meta
+    if om is None:
+        om = out._meta = _Meta()
+    om.base, om.fns = root, fns
+    out._vc = src._version_counter()  # (one memory, one counter)
+    om.nograd = nograd or (src._rg and not _state.grad)
+    rm = m if root is src else root._meta
+    views = rm.views
+    if views is None:
+        rm.views = [weakref.ref(out)]
+        return
+    views.append(weakref.ref(out))
+    if len(views) >= 64 and not len(views) & (len(views) - 1):  # (at powers of two: prune)
+        rm.views = [r for r in views if r() is not None]
 
 
 def _mark_inference(out: Any) -> None:

@@ -31,9 +31,15 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
 
     name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
     if "out" in kwargs:
-        raise _unsupported(f"numpy.{ufunc.__name__}(..., out=...)", " (out= writes in place)")
+        out = kwargs["out"]
+        if method != "__call__" or len(kwargs) > 1 or not (
+                isinstance(out, tuple) and len(out) == 1 and isinstance(out[0], Tensor)):
+            raise _unsupported(f"numpy.{ufunc.__name__}(..., out=...)",
+                               " (out= writes in place; it takes one Tensor)")
     if method == "__call__":
         fn = getattr(dnp, name, None)
+        if fn is not None and kwargs.keys() == {"out"}:  # written in place (see above)
+            return fn(*inputs, out=kwargs["out"][0])
         if fn is None and not kwargs:
             fn = _missing(f"numpy.{ufunc.__name__}", ufunc)
         if fn is None or kwargs:

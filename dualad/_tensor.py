@@ -28,7 +28,19 @@ from . import grad_mode as _gm
 
 
 class _Meta:
-    __slots__ = ("grad", "hooks", "post_hooks", "retains_grad", "acc", "inference", "name")
+    """The rarely used state of a Tensor.
+
+    A *view* (the result of a view primitive that shares its input's memory: a basic
+    slice, a reshape or transpose that does not copy, a broadcast) keeps ``base``, the
+    Tensor at the root of its chain of views, and ``fns``, the ``(primitive, params)``
+    steps that make the view from that base; ``nograd`` marks a view made while grad mode
+    was off from a base that requires grad. A base keeps weak references to its views
+    (``views``), so that writing into any of them rebases the base and regenerates the
+    others (``dualad.ops.inplace``). A Tensor that is not a view and has none pays nothing.
+    """
+
+    __slots__ = ("grad", "hooks", "post_hooks", "retains_grad", "acc", "inference", "name",
+                 "base", "fns", "views", "nograd")
 
     def __init__(self) -> None:
         self.grad: Tensor | None = None
@@ -38,6 +50,10 @@ class _Meta:
         self.acc: Any = None  # the AccumulateGrad node of a leaf
         self.inference = False
         self.name: str | None = None
+        self.base: Tensor | None = None
+        self.fns: tuple[Any, ...] = ()
+        self.views: list[Any] | None = None
+        self.nograd = False
 
 
 class Tensor:
@@ -76,7 +92,7 @@ class Tensor:
         p = self._p
         if p is None:  # flat: the primal is the plain Tensor of _data
             p = self._p = _make(self._data)
-            p._nb, p._vc = self._nb, self._vc
+            p._nb, p._vc = self._nb, self._version_counter()  # (one counter: the same memory)
             if self._rg:  # (recorded while flat: the node is the primal's, see graph._set_node)
                 p._rg, p._node, p._out_nr = True, self._node, self._out_nr
         return p
@@ -250,9 +266,7 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        m = self._meta
-        if m is None and self._level:
-            m = _inner(self)._meta
+        m = _inner(self)._meta if self._level else self._meta
         if m is None or m.grad is None:
             return None
         return m.grad
@@ -322,6 +336,11 @@ class Tensor:
         """Detach in place: make this tensor a leaf that does not require grad."""
         if self._level:
             raise RuntimeError("detach_() on a dual tensor; use detach() instead")
+        if self._meta is not None and self._meta.base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place: this tensor is a view of another one, whose "
+                "history it shares. Use detach() instead, which returns a new tensor."
+            )
         self._node = None
         self._rg = False
         return self

@@ -64,8 +64,8 @@ def retain_grad(self: Tensor) -> None:
         return
     t._meta_().retains_grad = True
     t._node._table("retain")[t._out_nr] = weakref.ref(t)
-    if self is not t:
-        self._meta = t._meta
+    if self is not t:  # (.grad of a dual reads its innermost primal's; this one keeps its own
+        self._meta_().retains_grad = True  # meta, which may say it is a view)
 
 
 def __reduce_ex__(self: Tensor, protocol: int) -> Any:

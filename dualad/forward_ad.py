@@ -155,6 +155,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
         )
     if t.dtype != x.dtype:
         t = t.astype(x.dtype)
+    x._version_counter()  # (the dual and its primal: one memory, one version counter)
     if t._level >= L:
         raise ValueError(
             f"make_dual: the tangent is itself dual at level {t._level} >= {L}; a tangent may "
@@ -236,7 +237,36 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         level = D.stack[-1]
     elif level not in D.live:
         return UnpackedDualTensor(D.strip(tensor), None)
-    p, t = D.split(D.strip(tensor), level)
-    if t is not None and t._nb:
+    d = D.strip(tensor)
+    p, t = D.split(d, level)
+    if t is None:
+        return UnpackedDualTensor(p, None)
+    if t._nb:
         t = _with_nb(t, 0)
-    return UnpackedDualTensor(p, t)
+    return UnpackedDualTensor(_primal_view(d, p, level), t)
+
+
+class _Primal:
+    """The step "the primal at a level" in a chain of views (``unpack_dual``'s primal)."""
+
+    name = "primal"
+    boundary = False
+
+
+PRIMAL = _Primal()
+
+
+def _primal_view(d: Tensor, p: Tensor, level: int) -> Tensor:
+    """``p``, the primal of ``d`` at ``level``, as a new view of ``d``: the same memory and
+    version counter and history; writing into it rebases ``d`` (its tangent stays)."""
+    v = _make(p._data)
+    v._nb, v._rg, v._node = p._nb, p._rg, p._node
+    if p._node is not None:
+        v._out_nr = p._out_nr
+    if p._level and p._level < D.LIN:
+        v._level, v._p, v._t = p._level, p._p, p._t
+    v._vc = d._version_counter()
+    if p._rg and p._node is None:  # a leaf's view: its gradient is the leaf's
+        v._meta_().acc = D.hooks["edge_of"](p)[0]
+    D.register_view(PRIMAL, d, v, {"level": level})
+    return v

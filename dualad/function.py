@@ -19,6 +19,7 @@ import numpy as np
 from . import _dispatch as D
 from . import grad_mode as gm
 from ._tensor import Tensor, _make
+from .ops import inplace
 from .reverse.graph import Node, SavedValue, _set_node, edge_of, new_node
 from .reverse.linearize import linearize, placeholder, transpose_program
 
@@ -201,6 +202,7 @@ class Function(metaclass=_FunctionMeta):
         # arrays become Tensors; None and other objects come back as they are
         outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(np.asarray(o))
                 for o in ((out,) if single else out)]
+        dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
         nondiff = {id(t) for t in ctx.non_differentiable}
         # forward mode: the user's jvp at the top live level
@@ -216,6 +218,12 @@ class Function(metaclass=_FunctionMeta):
                 full = [(t if t is not None else _zeros_like(p))
                         if isinstance(p, Tensor) and p.dtype.kind in "fc" else None
                         for p, t in zip(plain, tans, strict=True)]
+                # a dirty input's jvp may update its tangent in place and return it: it gets
+                # a copy of its own (tangent arrays are shared between results)
+                for a in dirty.values():
+                    i = next(i for i, b in enumerate(live) if b is a)
+                    if isinstance(full[i], Tensor):
+                        full[i] = full[i].copy()
                 ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
                 try:
                     tout = cls.jvp(ctx, *full)
@@ -241,7 +249,36 @@ class Function(metaclass=_FunctionMeta):
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
         if gm.state.grad and any(ctx.needs_input_grad):
             _record(cls, ctx, live, plain, back, outs, nondiff)
+        for k, a in dirty.items():  # the modified input is the output: its history and
+            inplace.commit(a, outs[k])  # tangent rebased onto this Function's
+            outs[k] = a
         return outs[0] if single else tuple(outs)
+
+
+def _dirty(cls: Any, ctx: FunctionCtx, back: dict[int, Any], outs: list[Tensor]) -> dict[int, Any]:
+    """The outputs that are inputs ``forward`` marked dirty (``ctx.mark_dirty``): output
+    position -> the input as the caller gave it. Raise torch's errors for a dirty input
+    not returned, and for one that is a leaf requiring grad (or a view of one)."""
+    marked = {id(t) for t in ctx.dirty}
+    if not marked:
+        return {}
+    if not marked <= set(back):
+        raise RuntimeError(
+            f"{cls.__name__}.forward: mark_dirty was given a tensor that is not an input; "
+            "mark only the inputs that forward modifies in place"
+        )
+    returned = {id(o) for o in outs}
+    if not marked <= returned:
+        raise RuntimeError(
+            f"{cls.__name__}.forward: some elements marked as dirty during the forward "
+            "method were not returned as output: an input modified in place must be "
+            "returned (the modified input is the output)"
+        )
+    dirty = {k: back[id(o)] for k, o in enumerate(outs) if id(o) in marked}
+    for a in dirty.values():
+        m = a._meta
+        inplace.check(a, m.base if m is not None else None)
+    return dirty
 
 
 def _levels(t: Tensor) -> set[int]:

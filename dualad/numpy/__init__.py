@@ -9,10 +9,14 @@ from types import ModuleType as _Module
 
 from ..ops import functions as _F
 
-_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as"}
+_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as",
+         "reshape_view", "transpose_view", "view_of"}
 for _n, _v in vars(_F).items():
     if not _n.startswith("_") and _n not in _SKIP and not isinstance(_v, _Module):
         globals()[_n] = _v
+
+# (a new view even when nothing changes, as NumPy's: see functions.view_of)
+reshape, transpose, permute_dims = _F.reshape_view, _F.transpose_view, _F.transpose_view
 
 pi = 3.141592653589793
 e = 2.718281828459045

@@ -10,6 +10,7 @@ from .._dispatch import apply
 from .._tensor import Tensor
 from . import elementwise as E
 from . import functions as F
+from . import inplace as I
 from . import linear as L
 from .functions import zeros_like, zeros_like_tangent
 
@@ -102,93 +103,40 @@ Tensor.copy = lambda self: apply(_P["positive"], self)  # type: ignore[attr-defi
 
 def _reshape(self: Tensor, *shape: Any, order: str = "C") -> Any:
     """Tensor.reshape(*shape) or reshape(shape), as ``numpy.ndarray.reshape``."""
-    return F.reshape(self, shape[0] if len(shape) == 1 else shape, order)
+    return F.reshape_view(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 def _transpose(self: Tensor, *axes: Any) -> Any:
     """Tensor.transpose(*axes) or transpose(axes), as ``numpy.ndarray.transpose``."""
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):
         axes = axes[0]
-    return F.transpose(self, axes or None)
+    return F.transpose_view(self, axes or None)
 
 
 Tensor.reshape = _reshape  # type: ignore[attr-defined]
 Tensor.transpose = _transpose  # type: ignore[attr-defined]
-Tensor.T = property(lambda self: F.transpose(self))  # type: ignore[attr-defined]
+Tensor.T = property(lambda self: F.transpose_view(self))  # type: ignore[attr-defined]
 Tensor.mT = property(lambda self: F.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
 Tensor.real = property(lambda self: F.real(self))  # type: ignore[attr-defined]
 Tensor.imag = property(lambda self: F.imag(self))  # type: ignore[attr-defined]
 
 
-# -- in-place: write the data, bump the version, rebase the autograd history -----------------
+# -- in-place: write the data, bump the version, rebase the history (see .inplace) ---------
 
-
-def _setitem(self: Tensor, key: Any, value: Any) -> None:
-    from .. import _dispatch as D
-    from .. import grad_mode as gm
-
-    if self._meta is not None and self._meta.inference and not gm.state.inference:
-        raise RuntimeError(
-            "Inplace update to inference tensor outside InferenceMode is not allowed. You can "
-            "make a clone to get a normal tensor before doing inplace update (t = t.copy())."
-        )
-    if not self._data.flags.writeable:
-        raise ValueError(
-            "in-place write into a Tensor whose data is read-only: it holds one value for "
-            "every element (as the gradient of a sum does) or is a read-only view; write "
-            "into a copy instead: t = t.copy()"
-        )
-    idx = L.Index(key, self.ndim)
-    vt = isinstance(value, Tensor)
-    tracked = self._rg or self._level or (vt and (value._rg or value._level))
-    if self._rg and self._node is None and gm.state.grad:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation; "
-            "modify it under `with dualad.no_grad():` or work on a copy"
-        )
-    if not tracked or not gm.state.grad and not self._level and not (vt and value._level):
-        self._data[idx.key] = value._data if vt else value
-        self._version_counter()[0] += 1
-        return
-    if self._data.dtype.kind not in "fc":
-        raise RuntimeError("in-place assignment of a differentiable value into a "
-                           f"{self._data.dtype} tensor")
-    new = apply(L.setitem, self, value, idx=idx)
-    self._data[...] = new._data
-    self._version_counter()[0] += 1
-    inner = D.innermost(new)
-    inner._data = self._data
-    if new._level:
-        self._level, self._p, self._t = new._level, new._p, new._t
-    self._rg, self._node = inner._rg, inner._node
-    if inner._node is not None:
-        self._out_nr = inner._out_nr
-
-
-Tensor.__setitem__ = _setitem  # type: ignore[method-assign]
-
-
-def _inplace(prim: Any) -> Any:
-    def op(self: Tensor, other: Any) -> Tensor:
-        _setitem(self, Ellipsis, apply(prim, self, other))
-        return self
-
-    return op
-
-
+Tensor.__setitem__ = I.setitem  # type: ignore[method-assign]
 for _name, _pname in [("iadd", "add"), ("isub", "subtract"), ("imul", "multiply"),
                       ("itruediv", "divide"), ("ipow", "power")]:
-    setattr(Tensor, f"__{_name}__", _inplace(_P[_pname]))
+    setattr(Tensor, f"__{_name}__", I.inplace(_P[_pname]))
 Tensor.__rmod__ = lambda self, o: apply(_P["remainder"], o, self)  # type: ignore[attr-defined]
 Tensor.__divmod__ = lambda self, o: F.divmod(self, o)  # type: ignore[attr-defined]
 Tensor.__rdivmod__ = lambda self, o: F.divmod(o, self)  # type: ignore[attr-defined]
-Tensor.__imod__ = _inplace(_P["remainder"])  # type: ignore[attr-defined]
-Tensor.__ifloordiv__ = _inplace(_P["floor_divide"])  # type: ignore[attr-defined]
+Tensor.__imod__ = I.inplace(_P["remainder"])  # type: ignore[attr-defined]
+Tensor.__ifloordiv__ = I.inplace(_P["floor_divide"])  # type: ignore[attr-defined]
 
 
 def _imatmul(self: Tensor, other: Any) -> Tensor:
     # the product reads the old value of self, which the write replaces: give it a copy
-    _setitem(self, Ellipsis, F.matmul(self.copy() if self._rg or self._level else self, other))
+    I.setitem(self, Ellipsis, F.matmul(self.copy() if self._rg or self._level else self, other))
     return self
 
 
@@ -203,18 +151,18 @@ Tensor.searchsorted = lambda self, v, side="left", sorter=None: F._make(  # type
 
 def _sort_inplace(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
     """``ndarray.sort``: sorts in place (a tracked in-place write of the sorted values)."""
-    _setitem(self, Ellipsis, F.sort(self, axis=axis, kind=kind))
+    I.setitem(self, Ellipsis, F.sort(self, axis=axis, kind=kind))
 
 
 def _partition_inplace(self: Tensor, kth: Any, axis: int = -1, kind: str = "introselect",
                        order: Any = None) -> None:
     """``ndarray.partition``: partitions in place (a tracked in-place write)."""
-    _setitem(self, Ellipsis, F.partition(self, kth, axis=axis, kind=kind))
+    I.setitem(self, Ellipsis, F.partition(self, kth, axis=axis, kind=kind))
 
 
 def _fill(self: Tensor, value: Any) -> None:
     """``ndarray.fill``: every element set to ``value`` (a tracked in-place write)."""
-    _setitem(self, Ellipsis, value)
+    I.setitem(self, Ellipsis, value)
 
 
 Tensor.sort = _sort_inplace  # type: ignore[attr-defined]

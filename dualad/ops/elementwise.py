@@ -251,7 +251,16 @@ class Ufunc(Primitive):
 
     __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs", "steps", "pair")
 
-    def bad_call(self, args: Any, params: dict[str, Any]) -> None:
+    def bad_call(self, args: Any, params: dict[str, Any]) -> Any:
+        """Raise for a call ``apply`` does not take — except ``out=`` a Tensor, which it
+        writes in place (``inplace.into``) and returns, as NumPy does."""
+        out = params.get("out")
+        if out.__class__ is tuple and len(out) == 1:
+            out = out[0]
+        if len(params) == 1 and out.__class__ is Tensor and len(args) == self.nin:
+            from .inplace import into
+
+            return into(out, self, args)
         unknown = sorted(set(params) - {"out", "where", "dtype"})
         if unknown:
             raise TypeError(f"dualad.numpy.{self.name}() got an unexpected keyword argument "
@@ -259,7 +268,8 @@ class Ufunc(Primitive):
         raise TypeError(
             f"dualad.numpy.{self.name} takes {self.nin} array argument(s) and no keywords "
             f"(got {len(args)} and {sorted(params)}); out=, where= and dtype= are not "
-            "supported on Tensors — cast with .astype() afterwards"
+            "supported on Tensors, except out= one Tensor (written in place) — cast with "
+            ".astype() afterwards"
         )
 
 
@@ -1222,6 +1232,7 @@ def _special(name: str, fn: Any, jvp: Any, reads: Any) -> Ufunc:
 PRIMS["conj"] = _self_linear("conj", np.conjugate)
 PRIMS["real"] = _self_linear("real", np.real)
 PRIMS["imag"] = _self_linear("imag", np.imag)
+PRIMS["real"].view = PRIMS["imag"].view = True  # (NumPy's real and imag parts are views)
 PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
 PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
 PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dispatch as D
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
 from .._dispatch import apply
@@ -635,6 +636,38 @@ def transpose(a: Any, axes: Any = None) -> Any:
 
 
 permute_dims = transpose
+
+
+def view_of(r: Any, a: Any) -> Any:
+    """``r`` (a reshape or transpose of ``a``), a new view when it is ``a`` itself: NumPy's
+    ``reshape`` and ``transpose`` always return a new array object. Internal callers keep
+    the tensor itself (no node); what users call returns a view, so that what they do to
+    it (``requires_grad_``, ``retain_grad``, hooks, writes) acts on a view, as in NumPy
+    and torch, not on ``a``."""
+    if r is not a or a.__class__ is not Tensor:
+        return r
+    if not a._rg and not a._level and not a._nb:  # (nothing to record or carry: the alias)
+        v = _make(a._data)
+        v._vc = a._version_counter()
+        D.register_view(L.reshape, a, v, {"shape": a.shape})
+        return v
+    v = apply(L.reshape, a, shape=a.shape)
+    # the same arrays, as objects: what is known of an array by its identity (a seed
+    # identity, a known diagonal: see linear.identity_seed) stays known through the view
+    v._data = a._data
+    if v._level and v._p is None and a._level == v._level and a._p is None:
+        v._t = a._t
+    return v
+
+
+def reshape_view(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
+    """``numpy.reshape``: a view of ``a`` when its memory allows, else a copy."""
+    return view_of(reshape(a, shape, order, newshape=newshape), a)
+
+
+def transpose_view(a: Any, axes: Any = None) -> Any:
+    """``numpy.transpose``: a view of ``a`` with its axes permuted."""
+    return view_of(transpose(a, axes), a)
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:

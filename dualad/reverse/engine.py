@@ -837,7 +837,7 @@ def backward(
                 for fn in list(acc.hooks.values()) if acc is not None else ():
                     fn((), (g,))  # (its AccumulateGrad's post-hooks)
             else:
-                m = t._meta_()
+                m = D.innermost(t)._meta_()  # (where .grad reads it)
                 m.grad = g if m.grad is None else m.grad + g
 
 

@@ -1132,4 +1132,5 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
 D.hooks["record"] = record
 D.hooks["record_plain"] = record  # (what anomaly mode puts back)
 D.hooks["record_traced"] = record_traced
+D.hooks["edge_of"] = edge_of
 D.hooks["recorder"] = recorder

@@ -1,0 +1,268 @@
+"""In-place writes: the data changes where it is; the history and the tangents are rebased.
+
+An in-place operation is computed out of place first (``new``, with its own history and
+tangents, made of ordinary primitives), then *committed* into the tensor written:
+
+* its values are written into the tensor's memory and the version counter (shared by
+  every view of that memory) goes up by one;
+* a tensor that is not a view takes ``new``'s history and tangents;
+* a view writes through to its base: the base's new value is "the base with the view's
+  region replaced by ``new``", built from linear primitives (a ``setitem`` of the written
+  view into the base, through the inverse of each step of the chain of views), so its
+  derivative is by transposition like every other one — then the base takes that;
+* every view of the base is regenerated from it (replaying its chain of view
+  primitives), so its history and tangent are those of its region of the new base: a
+  view's tangent is a view of the base's tangent.
+
+Errors follow torch: a leaf that requires grad, or a view of one, cannot be written while
+grad mode is on; nor can a view made while grad mode was off from a base that requires
+grad. Under ``no_grad`` the history is kept as it was (only the tangents follow).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from .. import _dispatch as D
+from .. import grad_mode as gm
+from .._dispatch import apply
+from .._tensor import Tensor
+from ..forward_ad import PRIMAL
+from . import linear as L
+from .elementwise import PRIMS
+
+_copy = PRIMS["positive"]
+_REAL, _IMAG, _ADD, _MUL = PRIMS["real"], PRIMS["imag"], PRIMS["add"], PRIMS["multiply"]
+_LIN = D.LIN
+
+
+def _tracked(t: Any) -> bool:
+    return t.__class__ is Tensor and (t._rg or (t._level and t._level < _LIN))
+
+
+def setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``self[key] = value`` (``Tensor.__setitem__``), as NumPy writes it, differentiably."""
+    if self._meta is not None and self._meta.inference and not gm.state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed. You can "
+            "make a clone to get a normal tensor before doing inplace update (t = t.copy())."
+        )
+    if not self._data.flags.writeable:
+        raise ValueError(
+            "in-place write into a Tensor whose data is read-only: it holds one value for "
+            "every element (as the gradient of a sum does) or is a read-only view; write "
+            "into a copy instead: t = t.copy()"
+        )
+    idx = L.Index(key, self.ndim)
+    m = self._meta
+    base = m.base if m is not None else None
+    vt = isinstance(value, Tensor)
+    if not (_tracked(self) or (vt and _tracked(value)) or
+            (base is not None and (_tracked(base) or m.nograd))):
+        self._data[idx.key] = value._data if vt else value  # nothing to differentiate
+        self._version_counter()[0] += 1
+        return
+    if self._data.dtype.kind not in "fc":
+        raise RuntimeError("in-place assignment of a differentiable value into a "
+                           f"{self._data.dtype} tensor")
+    check(self, base)
+    commit(self, apply(L.setitem, self, value, idx=idx))
+
+
+def check(t: Tensor, base: Tensor | None) -> None:
+    """Raise torch's errors for writing into ``t`` (a view of ``base``, if not None)."""
+    if not gm.state.grad:
+        return
+    if base is None:
+        if t._rg and t._node is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation; "
+                "modify it under `with dualad.no_grad():` or work on a copy"
+            )
+        return
+    if base._rg and base._node is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation: writing into it would change the leaf. Modify it under "
+            "`with dualad.no_grad():`, or work on a copy (leaf.copy()) and take views of that"
+        )
+    if t._meta.nograd:
+        raise RuntimeError(
+            "A view was created in no_grad mode and is being modified inplace with grad mode "
+            "enabled: its base requires grad, but the view carries no history to rebase. "
+            "Make the view with grad mode on, or modify it under `with dualad.no_grad():`"
+        )
+
+
+def commit(t: Tensor, new: Tensor) -> None:
+    """Write ``new`` (computed out of place, of ``t``'s shape) into ``t`` in place: values,
+    version, history and tangents, through to the base if ``t`` is a view."""
+    m = t._meta
+    base = m.base if m is not None else None
+    if base is None:
+        _adopt(t, new)
+        regenerate(t)
+        return
+    _adopt(base, _copy_slices(base, m.fns, new))
+    regenerate(base)
+
+
+def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
+    """``base`` with the region of the view ``fns(base)`` replaced by ``new``, from linear
+    primitives: walking the chain of views back, a slice is a ``setitem`` into the value
+    it was taken from, a reshape or a transpose is undone (they replace all of it), a
+    real or imaginary part is put back beside the other part."""
+    parts = [base]  # the intermediate views (a setitem writes into the one before it)
+    for k in range(len(fns) - 1):
+        parts.append(_replay(parts[-1], fns[k:k + 1]))
+    w = new
+    for (prim, params), x in zip(reversed(fns), reversed(parts), strict=True):
+        if prim is L.getitem:
+            w = apply(L.setitem, x, w, idx=params["idx"])
+        elif prim is L.reshape:
+            w = apply(L.reshape, w, shape=x.shape)
+        elif prim is L.transpose:
+            w = apply(L.transpose, w, axes=tuple(int(a) for a in np.argsort(params["axes"])))
+        elif prim is _REAL:  # the real part replaced: w + 1j imag(x)
+            w = apply(_ADD, w, apply(_MUL, apply(_IMAG, x), 1j))
+        elif prim is _IMAG:  # the imaginary part replaced: real(x) + 1j w
+            w = apply(_ADD, apply(_REAL, x), apply(_MUL, w, 1j))
+        elif prim is PRIMAL:  # (unpack_dual's primal: the tangent at that level stays)
+            t = D.split(x, params["level"])[1]
+            w = w if t is None else D.dual(params["level"], w, t)
+        else:  # (broadcast_to: read-only, never written)
+            raise RuntimeError(f"internal: cannot write through a {prim.name} view")
+    return w
+
+
+def _adopt(t: Tensor, new: Tensor) -> None:
+    """``t`` takes ``new``'s values (written into its memory), history and tangents (with
+    grad mode off, ``t`` keeps its history: only the tangents follow)."""
+    src = D.innermost(new)._data
+    if src is not t._data:
+        t._data[...] = src
+    vc = t._version_counter()
+    vc[0] += 1
+    _take(t, new, gm.state.grad)
+
+
+def _take(t: Tensor, new: Tensor, history: bool) -> None:
+    """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
+    tangents at every level, and its history if ``history`` (else keeps its own)."""
+    L = t._level if t._level < _LIN else 0
+    if L and t._p is not None and (new._level == L or L not in D.live):
+        # t's primal is an object of its own (make_dual's tensor, say): it takes the new
+        # primal in place, so that whoever holds it sees the write too (through its base
+        # if it is a view); the tangent is replaced, not written into (tangent arrays are
+        # shared between results: writing into one could change another)
+        p = t._p
+        newp = new._primal if new._level == L else new  # (a level that exited: t is p)
+        if p._meta is not None and p._meta.base is not None:
+            commit(p, newp)
+        else:
+            _take(p, newp, history)
+        if new._level == L:
+            t._t = new._t
+        t._rg, t._node = p._rg, p._node
+        if p._node is not None:
+            t._out_nr = p._out_nr
+        return
+    old = D.innermost(t)
+    rg, node, nr = (new._rg, new._node, getattr(new, "_out_nr", 0)) if history else \
+        (old._rg, old._node, getattr(old, "_out_nr", 0))
+    if history and new._level and new._level < _LIN and new._p is not None:
+        inner = D.innermost(new)  # (a dual's graph fields are its innermost primal's)
+        rg, node, nr = inner._rg, inner._node, getattr(inner, "_out_nr", 0)
+    retained = old._meta is not None and old._meta.retains_grad
+    old_node, old_nr = old._node, getattr(old, "_out_nr", 0)
+    vc = t._vc
+    if new._level and new._level < _LIN:
+        t._level, t._p, t._t = new._level, new._p, new._t
+        p = new._p
+        while p is not None:  # the primals below: this memory, this counter
+            p._data, p._vc = t._data, vc
+            p = p._p if p._level and p._level < _LIN else None
+    else:
+        t._level = 0
+    # the graph fields, on t and every primal below it (as graph._set_node)
+    u = t
+    while True:
+        u._rg = rg
+        u._node = node
+        if node is not None:
+            u._out_nr = nr
+        if not u._level or u._level >= _LIN or u._p is None:
+            break
+        u = u._p
+    if retained and node is not None and node is not old_node:
+        # retain_grad: .grad is the gradient of the value after the write (torch)
+        inner = D.innermost(t)
+        if old_node is not None and old_node.hooked:
+            old_node.retain.pop(old_nr, None)
+        if inner is not old:
+            inner._meta_().retains_grad = True
+        node._table("retain")[nr] = weakref.ref(inner)
+
+
+def regenerate(base: Tensor) -> None:
+    """Give each live view of ``base`` the history and tangents of its region of ``base``
+    (replaying its chain of view primitives; a view made with grad mode off stays
+    without history)."""
+    m = base._meta
+    if m is None or not m.views:
+        return
+    refs, m.views = m.views, []  # (the replays register views of their own: dropped)
+    alive = []
+    history = gm.state.grad
+    for ref in refs:
+        v = ref()
+        if v is None:
+            continue
+        alive.append(ref)
+        vm = v._meta
+        if vm.nograd:
+            with gm.no_grad():
+                r = _replay(base, vm.fns)
+            _take(v, r, False)
+        else:
+            r = _replay(base, vm.fns)
+            _take(v, r, history)
+    m.views = alive
+
+
+def _replay(base: Tensor, fns: tuple[Any, ...]) -> Tensor:
+    r = base
+    for prim, params in fns:
+        r = D.split(r, params["level"])[0] if prim is PRIMAL else apply(prim, r, **params)
+    return r
+
+
+def into(out: Tensor, prim: Any, args: Any) -> Tensor:
+    """``prim(*args)`` written into ``out`` (NumPy's ``out=``, and ``x op= y``)."""
+    if gm.state.grad and (_tracked(out) or any(_tracked(a) for a in args)):
+        # A rule may save an input (x **= 2, x *= y): recorded, it reads a copy of what
+        # the write is about to change, as torch saves the original self
+        d = out._data
+        args = [apply(_copy, a) if a.__class__ is Tensor and np.may_share_memory(a._data, d)
+                else a for a in args]
+    r = apply(prim, *args)
+    if out.__class__ is Tensor and not np.can_cast(r.dtype, out.dtype, "same_kind"):
+        raise TypeError(  # (NumPy's UFuncTypeError is a TypeError)
+            f"Cannot cast {prim.name}'s output from {r.dtype} to {out.dtype} with casting "
+            "rule 'same_kind'"
+        )
+    setitem(out, Ellipsis, r)
+    return out
+
+
+def inplace(prim: Any) -> Any:
+    """The in-place operator of a binary primitive (``x += y`` for ``add``)."""
+
+    def op(self: Tensor, other: Any) -> Tensor:
+        return into(self, prim, (self, other))
+
+    op.__name__ = f"i{prim.name}"
+    return op
