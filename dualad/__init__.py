@@ -21,6 +21,7 @@ from . import (
     reverse,  # noqa: F401  (installs recording and linearization)
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
+from ._dot import linear_program, render_graph, to_dot  # provisional home: dualad.graph
 from ._tensor import Tensor
 from ._version import __version__
 from .forward_ad import (
@@ -66,4 +67,5 @@ __all__ = [
     "eye", "full", "linspace", "ones", "ones_like", "rand", "randn", "tensor", "zeros",
     "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
     "once_differentiable", "functional", "GradcheckError", "gradcheck", "gradgradcheck",
+    "to_dot", "render_graph", "linear_program",
 ]

@@ -210,7 +210,10 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     node.saved = {}
     out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs)}
     saved: list[Any] = []
-    for t in ctx.to_save:
+    # A Function with only jvp runs that jvp again, transposed, in the backward pass: what
+    # it saved for forward is what it reads then (torch's jvp reads both as saved_tensors).
+    to_save = ctx.to_save if ctx.to_save or cls._has("backward") else ctx.saved_for_forward
+    for t in to_save:
         if t is None:
             saved.append(None)
         elif id(t) in back:

@@ -1,4 +1,8 @@
-"""Cross-check dualad against SymPy on a physics formula: the double pendulum.
+"""
+Cross-checking with SymPy: the double pendulum's Lagrangian
+===========================================================
+
+Cross-check dualad against SymPy on a physics formula: the double pendulum.
 
 The Lagrangian L = T - V of a planar double pendulum (point masses m1, m2 on
 massless rods of lengths l1, l2, angles theta1, theta2 from the downward
