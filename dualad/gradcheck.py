@@ -903,8 +903,9 @@ def gradgradcheck(
         Check forward mode through the backward pass (Hessian-vector products).
     check_rev_over_rev : bool
         Check reverse mode through the backward pass (double backward).
-    eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, \
-check_grad_dtypes, check_batched_grad, fast_mode, masked
+    eps, atol, rtol, raise_exception, nondet_tol
+        As for :func:`gradcheck`.
+    check_undefined_grad, check_grad_dtypes, check_batched_grad, fast_mode, masked
         As for :func:`gradcheck`.
 
     Returns

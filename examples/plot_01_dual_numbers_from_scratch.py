@@ -1,6 +1,6 @@
 """
 Dual numbers from scratch, then the same with dualad
-=====================================================
+====================================================
 
 Forward-mode automatic differentiation in one idea: compute with pairs
 ``(value, derivative)`` — *dual numbers* ``a + b ε`` with ``ε² = 0`` — and

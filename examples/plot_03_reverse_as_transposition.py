@@ -79,23 +79,29 @@ J_fd = np.stack([(f(da.tensor(x0 + eps * e)).numpy() - f(da.tensor(x0 - eps * e)
 assert np.allclose(J_cols, J_fd, atol=1e-8)
 
 # %%
-# The picture: the Jacobian assembled both ways (and the graph, when Graphviz's
-# ``dot`` program is installed).
+# The picture: the Jacobian assembled both ways.
 
-have_dot = shutil.which("dot") is not None
-fig, axes = plt.subplots(1, 3 if have_dot else 2, figsize=(11 if have_dot else 7, 3.6),
-                         gridspec_kw={"width_ratios": [1, 1, 1.6] if have_dot else [1, 1]})
+fig, axes = plt.subplots(1, 2, figsize=(7, 3.6))
 for ax, J, title in ((axes[0], J_cols, "columns J e_j\n(forward mode)"),
                      (axes[1], J_rows, "rows J^T e_i\n(reverse mode = transposed JVP)")):
     im = ax.imshow(J, cmap="RdBu_r", vmin=-np.abs(J).max(), vmax=np.abs(J).max())
     ax.set_title(title, fontsize=9)
     ax.set_xticks(range(3))
     ax.set_yticks(range(4))
-if have_dot:
+fig.colorbar(im, ax=axes, shrink=0.8)
+plt.show()
+
+# %%
+# And the graph itself, drawn from ``to_dot``'s text when Graphviz's ``dot``
+# program is installed (``dualad.render_graph``): read it from the bottom (the
+# output) up to the leaf; each edge is labelled with the input slot it feeds.
+
+if shutil.which("dot") is not None:
     with tempfile.TemporaryDirectory() as tmp:  # nothing is written into the repository
         png = da.render_graph(y, Path(tmp) / "graph", format="png")
-        axes[2].imshow(plt.imread(png))
-    axes[2].set_title("the backward graph (dualad.to_dot)", fontsize=9)
-    axes[2].axis("off")
-fig.colorbar(im, ax=axes[:2], shrink=0.8)
-plt.show()
+        image = plt.imread(png)
+    fig, ax = plt.subplots(figsize=(image.shape[1] / 100, image.shape[0] / 100), dpi=100)
+    ax.imshow(image)
+    ax.axis("off")
+    fig.tight_layout(pad=0)
+    plt.show()

@@ -1,6 +1,6 @@
 """
 Newton's method with ``jacobian``, ``jvp`` and ``hessian``
-=========================================================
+==========================================================
 
 Newton's method needs derivatives that are *exact*: with them it converges
 quadratically (the number of correct digits doubles each step). We solve a

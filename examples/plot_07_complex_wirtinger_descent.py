@@ -42,7 +42,7 @@ assert np.isclose(g0, fd, rtol=1e-7)
 assert np.isclose(g0, 2 * np.conj(2 * z0) * (z0**2 - c))
 
 
-def descend(z, step, convention, n=60):
+def descend(z, step, convention, n=200):
     path = [z]
     for _ in range(n):
         g = gradient(z)
@@ -59,13 +59,13 @@ def descend(z, step, convention, n=60):
 # and does not converge.
 starts = [-1.5 + 0.4j, 1.6 - 1.2j, 0.3 + 1.8j, -0.6 - 1.5j]
 roots = np.sqrt(c) * np.array([1, -1])
-paths = [descend(z, 0.05, "dualad") for z in starts]
-wrong = descend(starts[0], 0.05, "conjugate", n=25)
+paths = [descend(z, 0.01, "dualad") for z in starts]
+wrong = descend(starts[0], 0.01, "conjugate", n=60)
 for z, p in zip(starts, paths):
     nearest = roots[np.argmin(abs(roots - p[-1]))]
     print(f"from {z:.2f}: reached {p[-1]:.6f}  (a root of z^2 = {c}: {nearest:.6f})")
     assert abs(p[-1] - nearest) < 1e-6
-assert abs(wrong[-1]) > 2.5 and len(wrong) < 26
+assert abs(wrong[-1]) > 2.5 and len(wrong) < 61
 print(f"with dL/dz instead: |z| = {abs(wrong[-1]):.2f} after {len(wrong) - 1} steps - diverging")
 
 fig, ax = plt.subplots(figsize=(6, 5.2))
