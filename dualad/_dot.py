@@ -331,7 +331,7 @@ def linear_program(tensor: Tensor) -> str:
         keep.append((lins, prog, t))
         fwd.append(f"  # {n.name()}")
         rev = [f"  # {n.name()}"]
-        for prim, args, params, o in prog:
+        for prim, args, _params, o in prog:
             names[id(o)] = fresh()
             note: list[str] = []
             text = ", ".join(arg_text(a, note) for a in args)

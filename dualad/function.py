@@ -23,7 +23,23 @@ from .reverse.linearize import linearize, placeholder, transpose_program
 
 
 class FunctionCtx:
-    """The ``ctx`` passed to ``forward``/``setup_context``, ``backward`` and ``jvp``."""
+    """The ``ctx`` passed to ``forward``/``setup_context``, ``backward`` and ``jvp``.
+
+    Examples
+    --------
+    >>> class Square(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)  # ctx: a FunctionCtx
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g if ctx.needs_input_grad[0] else None
+    >>> x = dualad.tensor(3.0, requires_grad=True)
+    >>> Square.apply(x).backward(); x.grad
+    tensor(6.)
+    """
 
     def __init__(self) -> None:
         self.to_save: tuple[Any, ...] = ()
@@ -287,14 +303,47 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
 
 
 class InplaceFunction(Function):
-    """A Function that may modify its inputs in place (torch compatibility)."""
+    """A Function that may modify its inputs in place (torch compatibility).
+
+    Examples
+    --------
+    >>> class Double(dualad.InplaceFunction):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return 2 * g
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> Double.apply(x).sum().backward(); x.grad
+    tensor([2.])
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         self.inplace = inplace
 
 
 def once_differentiable(fn: Any) -> Any:
-    """Run ``backward`` under no_grad: its result cannot be differentiated again."""
+    """Run ``backward`` under no_grad: its result cannot be differentiated again.
+
+    Examples
+    --------
+    >>> class Exp(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = dualad.numpy.exp(x)
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...     @staticmethod
+    ...     @dualad.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (y,) = ctx.saved_tensors
+    ...         return g * y
+    >>> x = dualad.tensor(0.0, requires_grad=True)
+    >>> (g,) = dualad.grad(Exp.apply(x), (x,), create_graph=True)
+    >>> g, g.requires_grad
+    (tensor(1.), False)
+    """
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:

@@ -47,7 +47,23 @@ _BATCH = 2
 
 
 class GradcheckError(RuntimeError):
-    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails."""
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails.
+
+    Examples
+    --------
+    >>> class Wrong(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * 3  # should be 2
+    >>> try:
+    ...     dualad.gradcheck(Wrong.apply, (dualad.tensor([1.0], requires_grad=True),))
+    ... except dualad.GradcheckError as e:
+    ...     print(type(e).__name__)
+    GradcheckError
+    """
 
 
 def _da() -> Any:

@@ -48,9 +48,9 @@ assert np.allclose(w.grad.numpy(), closed, rtol=1e-12, atol=1e-15)
 # %%
 # Gradient descent: each step is one forward pass recording the graph and one
 # backward pass.
-losses = []
+losses = []  # (the step, 0.5, is small enough that the loss falls monotonically)
 w = da.tensor(w0, requires_grad=True)
-for step in range(300):
+for _ in range(300):
     loss = loss_fn(w)
     loss.backward()
     with da.no_grad():
@@ -61,7 +61,7 @@ for step in range(300):
 accuracy = np.mean(((X @ w.detach().numpy()) > 0) == (labels > 0.5))
 print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}, training accuracy {accuracy:.1%}")
 assert losses[-1] < 0.6 * losses[0] and accuracy > 0.85
-assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:]))  # a small enough step: monotone
+assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:], strict=False))  # monotone
 
 # %%
 # The loss curve and the boundary ``w . phi(x, y) = 0``.

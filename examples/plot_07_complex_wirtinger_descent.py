@@ -61,7 +61,7 @@ starts = [-1.5 + 0.4j, 1.6 - 1.2j, 0.3 + 1.8j, -0.6 - 1.5j]
 roots = np.sqrt(c) * np.array([1, -1])
 paths = [descend(z, 0.01, "dualad") for z in starts]
 wrong = descend(starts[0], 0.01, "conjugate", n=60)
-for z, p in zip(starts, paths):
+for z, p in zip(starts, paths, strict=True):
     nearest = roots[np.argmin(abs(roots - p[-1]))]
     print(f"from {z:.2f}: reached {p[-1]:.6f}  (a root of z^2 = {c}: {nearest:.6f})")
     assert abs(p[-1] - nearest) < 1e-6

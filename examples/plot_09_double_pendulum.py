@@ -15,7 +15,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import sympy
 
-import dualad as da
 import dualad.functional as F
 import dualad.sympy as dsym
 

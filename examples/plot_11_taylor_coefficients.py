@@ -46,7 +46,7 @@ coeffs = np.array([derivs[k](da.tensor(x0)).item() / math.factorial(k) for k in 
 s = sympy.symbols("s")
 series = sympy.series(sympy.exp(sympy.sin(s + x0)) / (1 + (s + x0) ** 2), s, 0, order + 1).removeO()
 exact = np.array([float(series.coeff(s, k)) for k in range(order + 1)])
-for k, (a, b) in enumerate(zip(coeffs, exact)):
+for k, (a, b) in enumerate(zip(coeffs, exact, strict=True)):
     print(f"a_{k} = {a: .12f}   (SymPy {b: .12f})")
 assert np.allclose(coeffs, exact, rtol=1e-10, atol=1e-12)
 
@@ -71,6 +71,7 @@ ax.set_title(f"Taylor coefficients at x0 = {x0} from {order} nested dual levels"
 fig.tight_layout()
 plt.show()
 
-err = [np.abs(np.polyval(coeffs[: k + 1][::-1], 0.2) - f(da.tensor(x0 + 0.2)).item()) for k in range(order + 1)]
+f_near = f(da.tensor(x0 + 0.2)).item()
+err = [abs(np.polyval(coeffs[: k + 1][::-1], 0.2) - f_near) for k in range(order + 1)]
 print("error at x0 + 0.2 by order:", np.array2string(np.array(err), precision=1))
 assert err[-1] < 1e-3 * err[1]

@@ -58,8 +58,8 @@ y_exact = sympy.exp(-c_s * t_s / 2) * sympy.cos(sympy.sqrt(k_s - c_s**2 / 4) * t
 ref = [sympy.lambdify(t_s, e.subs({c_s: c0, k_s: k0}), "numpy")
        for e in (y_exact, sympy.diff(y_exact, c_s), sympy.diff(y_exact, k_s))]
 t = np.arange(steps + 1) * dt
-errs = [np.abs(got - r(t)).max() for got, r in zip((y, dy_dc, dy_dk), ref)]
-print("max error against the closed form: y %.1e, dy/dc %.1e, dy/dk %.1e" % tuple(errs))
+errs = [np.abs(got - r(t)).max() for got, r in zip((y, dy_dc, dy_dk), ref, strict=True)]
+print("max error against the closed form: y {:.1e}, dy/dc {:.1e}, dy/dk {:.1e}".format(*errs))
 assert max(errs) < 1e-7  # the integrator's own error (RK4, dt = 0.01)
 
 # %%
@@ -71,7 +71,7 @@ print("d y(T) / d(c, k): forward", np.array([dy_dc[-1], dy_dk[-1]]), " reverse",
 assert np.allclose(p.grad.numpy(), [dy_dc[-1], dy_dk[-1]], rtol=1e-12)
 
 fig, axes = plt.subplots(3, 1, figsize=(7, 6), sharex=True)
-for ax, got, r, label in zip(axes, (y, dy_dc, dy_dk), ref, ("y(t)", "dy/dc", "dy/dk")):
+for ax, got, r, label in zip(axes, (y, dy_dc, dy_dk), ref, ("y(t)", "dy/dc", "dy/dk"), strict=True):
     ax.plot(t, r(t), color="0.75", lw=4, label="closed form (SymPy)")
     ax.plot(t, got, color="C0", lw=1.2, label="RK4 + forward mode")
     ax.set_ylabel(label)

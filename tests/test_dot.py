@@ -36,7 +36,8 @@ def test_nodes_edges_shapes_and_saved_sizes():
     assert len(edges) == 5  # sum<-mul, mul<-tanh, tanh<-matmul, matmul<-W, matmul<-x
     matmul = nodes[by_name["MatmulBackward0"]]
     assert "in: (3, 2) float64, (2,) float64" in matmul
-    assert "in: (3,) float64, constant" in nodes[by_name["MultiplyBackward0"]] and "out: (3,) float64" in matmul
+    assert "in: (3,) float64, constant" in nodes[by_name["MultiplyBackward0"]]
+    assert "out: (3,) float64" in matmul
     # matmul's rule reads both operands: 3*2*8 and 2*8 bytes
     assert "saved input 0: (3, 2) float64, 48 B" in matmul
     assert "saved input 1: (2,) float64, 16 B" in matmul
@@ -44,7 +45,8 @@ def test_nodes_edges_shapes_and_saved_sizes():
     assert "saved output 0: (3,) float64, 24 B" in nodes[by_name["TanhBackward0"]]
     assert "saves nothing" in nodes[by_name["SumBackward0"]]
     leaves = [v for v in nodes.values() if v.startswith("AccumulateGrad")]
-    assert sorted(leaves) == ["AccumulateGrad\\nleaf (2,) float64", "AccumulateGrad\\nleaf (3, 2) float64"]
+    assert sorted(leaves) == ["AccumulateGrad\\nleaf (2,) float64",
+                              "AccumulateGrad\\nleaf (3, 2) float64"]
 
 
 def test_shared_input_is_one_node_and_freed_values_are_said():
