@@ -4,8 +4,8 @@ Scripts are discovered by globbing, so examples added later are covered
 without editing this file. Each example checks the numbers it prints (against
 closed forms, finite differences or another mode), so a wrong derivative makes
 it exit non-zero here. Matplotlib runs on its Agg backend. Each runs in a fresh
-interpreter (sys.executable,
-i.e. the environment the tests run in) from the repository root.
+interpreter (sys.executable, i.e. the environment the tests run in) from the
+repository root.
 
 The Python snippets of README.md are run the same way, together, followed by
 checks of the values their comments state, so the README stays true.
