@@ -96,3 +96,31 @@ def test_render_writes_the_picture(tmp_path, fmt):
         assert b"ExpBackward0" in data and b"<svg" in data
     else:
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_linear_program_blocks_follow_the_graph_and_its_transpose_reaches_every_leaf():
+    x = da.tensor([0.5, 1.0], requires_grad=True)
+    w = da.tensor([2.0, -1.0], requires_grad=True)
+    y = dnp.sum(dnp.exp(x) * w)
+    text = da.linear_program(y)
+    fwd, rev = text.split("Transposed program (cotangents, backward):")
+    # one block per node, forward in creation order, backward in the reverse order
+    order = ["ExpBackward0", "MultiplyBackward0", "SumBackward0"]
+    assert re.findall(r"# (\w+)", fwd) == order
+    assert re.findall(r"# (\w+)", rev) == order[::-1]
+    # exp's rule: one product by its coefficient; the product rule: two products and an add
+    assert "t1 = multiply(u0, c0)" in fwd and "t4 = add(t2, t3)" in fwd
+    # the two leaves' tangents are u0 (x) and u1 (w); the transpose sends cotangents to both
+    assert "ct[u0] += T[multiply](ct[t1], c0)" in rev and "ct[u1] += T[multiply]" in rev
+    eqs = re.findall(r"^  t\d+ = ", fwd, flags=re.M)
+    assert len(eqs) == len(re.findall(r"^  ct\[", rev, flags=re.M)) - 1  # add has 2 inputs
+
+
+def test_linear_program_needs_the_saved_values():
+    x = da.tensor([0.5], requires_grad=True)
+    y = dnp.sum(dnp.exp(x))
+    y.backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        da.linear_program(y)
+    with pytest.raises(RuntimeError, match="no backward graph"):
+        da.linear_program(da.tensor([1.0]))
