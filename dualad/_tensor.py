@@ -152,7 +152,13 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     def item(self) -> Any:
-        """The value of a one-element tensor as a Python number (no derivative)."""
+        """The value of a one-element tensor as a Python number (no derivative).
+
+        Examples
+        --------
+        >>> dualad.tensor([2.5], requires_grad=True).item()
+        2.5
+        """
         if self._data.size != 1:
             raise ValueError(
                 f"item() needs a tensor with one element, this one has shape {self.shape}"
@@ -160,7 +166,13 @@ class Tensor:
         return self._data.item()
 
     def tolist(self) -> Any:
-        """The values as nested Python lists (no derivative)."""
+        """The values as nested Python lists (no derivative).
+
+        Examples
+        --------
+        >>> dualad.eye(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+        """
         return self._data.tolist()
 
     def __bool__(self) -> bool:
@@ -199,6 +211,13 @@ class Tensor:
         Raises ``RuntimeError`` if the tensor requires grad or carries a
         tangent, as converting would silently drop its derivatives; call
         ``t.detach().numpy()`` (or pass ``force=True``) to mean it.
+
+        Examples
+        --------
+        >>> dualad.tensor([1.0, 2.0]).numpy()
+        array([1., 2.])
+        >>> dualad.tensor([1.0], requires_grad=True).detach().numpy()
+        array([1.])
         """
         if not force:
             _check_undifferentiated(self, "t.numpy()")
@@ -227,7 +246,14 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set ``requires_grad`` on a leaf in place; returns ``self``."""
+        """Set ``requires_grad`` on a leaf in place; returns ``self``.
+
+        Examples
+        --------
+        >>> w = dualad.zeros(2).requires_grad_()
+        >>> w.requires_grad, w.is_leaf
+        (True, True)
+        """
         if self._node is not None:
             if requires_grad:
                 return self
@@ -304,7 +330,15 @@ class Tensor:
         return self._meta is not None and self._meta.retains_grad
 
     def is_inference(self) -> bool:
-        """True if this tensor was made in inference mode."""
+        """True if this tensor was made in inference mode.
+
+        Examples
+        --------
+        >>> with dualad.inference_mode():
+        ...     t = dualad.ones(2)
+        >>> t.is_inference(), dualad.ones(2).is_inference()
+        (True, False)
+        """
         return self._meta is not None and self._meta.inference
 
     @property
@@ -327,13 +361,29 @@ class Tensor:
         return self.detach()
 
     def detach(self) -> Tensor:
-        """A new tensor sharing the data, with no grad_fn, no grad, and no tangent."""
+        """A new tensor sharing the data, with no grad_fn, no grad, and no tangent.
+
+        Examples
+        --------
+        >>> x = dualad.tensor([1.0], requires_grad=True)
+        >>> y = (x * 2).detach()
+        >>> y, y.requires_grad, y.grad_fn
+        (tensor([2.]), False, None)
+        """
         t = _make(self._data)
         t._vc = self._version_counter()
         return t
 
     def detach_(self) -> Tensor:
-        """Detach in place: make this tensor a leaf that does not require grad."""
+        """Detach in place: make this tensor a leaf that does not require grad.
+
+        Examples
+        --------
+        >>> y = dualad.tensor([1.0], requires_grad=True) * 2
+        >>> _ = y.detach_()
+        >>> y.is_leaf, y.requires_grad
+        (True, False)
+        """
         if self._level:
             raise RuntimeError("detach_() on a dual tensor; use detach() instead")
         if self._meta is not None and self._meta.base is not None:

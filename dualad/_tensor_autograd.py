@@ -47,7 +47,16 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
 
 
 def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> Any:
-    """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated."""
+    """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated.
+
+    Examples
+    --------
+    >>> w = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> seen = []
+    >>> h = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    >>> (w * 3).sum().backward(); seen
+    [[3.0, 3.0]]
+    """
     if self._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not self._rg:
@@ -56,7 +65,16 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], An
 
 
 def retain_grad(self: Tensor) -> None:
-    """Keep ``.grad`` for a non-leaf tensor after backward."""
+    """Keep ``.grad`` for a non-leaf tensor after backward.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x * x
+    >>> y.retain_grad()
+    >>> (y * 3).sum().backward(); y.grad
+    tensor([3., 3.])
+    """
     if not self._rg:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     t = D.innermost(self)

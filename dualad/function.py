@@ -25,7 +25,23 @@ from .reverse.linearize import linearize, placeholder, transpose_program
 
 
 class FunctionCtx:
-    """The ``ctx`` passed to ``forward``/``setup_context``, ``backward`` and ``jvp``."""
+    """The ``ctx`` passed to ``forward``/``setup_context``, ``backward`` and ``jvp``.
+
+    Examples
+    --------
+    >>> class Square(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)  # ctx: a FunctionCtx
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g if ctx.needs_input_grad[0] else None
+    >>> x = dualad.tensor(3.0, requires_grad=True)
+    >>> Square.apply(x).backward(); x.grad
+    tensor(6.)
+    """
 
     def __init__(self) -> None:
         self.to_save: tuple[Any, ...] = ()
@@ -310,7 +326,10 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     node.saved = {}
     out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
     saved: list[Any] = []
-    for t in ctx.to_save:
+    # A Function with only jvp runs that jvp again, transposed, in the backward pass: what
+    # it saved for forward is what it reads then (torch's jvp reads both as saved_tensors).
+    to_save = ctx.to_save if ctx.to_save or cls._has("backward") else ctx.saved_for_forward
+    for t in to_save:
         if t is None:
             saved.append(None)
         elif id(t) in back:
@@ -384,7 +403,21 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
 
 
 class InplaceFunction(Function):
-    """A Function that may modify its inputs in place (torch compatibility)."""
+    """A Function that may modify its inputs in place (torch compatibility).
+
+    Examples
+    --------
+    >>> class Double(dualad.InplaceFunction):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return 2 * g
+    >>> x = dualad.tensor([1.0], requires_grad=True)
+    >>> Double.apply(x).sum().backward(); x.grad
+    tensor([2.])
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         self.inplace = inplace
@@ -395,7 +428,26 @@ def once_differentiable(fn: Any) -> Any:
 
     With ``create_graph=True`` its results still carry a ``grad_fn`` (when a grad_output
     requires grad), whose backward raises: a second derivative through it is an error,
-    not a silent zero."""
+    not a silent zero.
+
+    Examples
+    --------
+    >>> class Exp(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = dualad.numpy.exp(x)
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...     @staticmethod
+    ...     @dualad.once_differentiable
+    ...     def backward(ctx, g):
+    ...         (y,) = ctx.saved_tensors
+    ...         return g * y
+    >>> x = dualad.tensor(0.0, requires_grad=True)
+    >>> (g,) = dualad.grad(Exp.apply(x), (x,), create_graph=True)
+    >>> g, g.requires_grad
+    (tensor(1.), False)
+    """
 
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:

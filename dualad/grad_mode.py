@@ -70,12 +70,30 @@ class untracked_tangents:
 
 
 def is_grad_enabled() -> bool:
-    """Return True if reverse-mode recording is on in this thread."""
+    """Return True if reverse-mode recording is on in this thread.
+
+    Examples
+    --------
+    >>> with dualad.no_grad():
+    ...     dualad.is_grad_enabled()
+    False
+    >>> dualad.is_grad_enabled()
+    True
+    """
     return state.grad
 
 
 def is_inference_mode_enabled() -> bool:
-    """Return True if inference mode is on in this thread."""
+    """Return True if inference mode is on in this thread.
+
+    Examples
+    --------
+    >>> with dualad.inference_mode():
+    ...     dualad.is_inference_mode_enabled()
+    True
+    >>> dualad.is_inference_mode_enabled()
+    False
+    """
     return state.inference
 
 

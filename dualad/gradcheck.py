@@ -47,7 +47,23 @@ _BATCH = 2
 
 
 class GradcheckError(RuntimeError):
-    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails."""
+    """Raised by :func:`gradcheck` and :func:`gradgradcheck` when a check fails.
+
+    Examples
+    --------
+    >>> class Wrong(dualad.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         return g * 3  # should be 2
+    >>> try:
+    ...     dualad.gradcheck(Wrong.apply, (dualad.tensor([1.0], requires_grad=True),))
+    ... except dualad.GradcheckError as e:
+    ...     print(type(e).__name__)
+    GradcheckError
+    """
 
 
 def _da() -> Any:
@@ -915,8 +931,9 @@ def gradgradcheck(
         Check forward mode through the backward pass (Hessian-vector products).
     check_rev_over_rev : bool
         Check reverse mode through the backward pass (double backward).
-    eps, atol, rtol, raise_exception, nondet_tol, check_undefined_grad, \
-check_grad_dtypes, check_batched_grad, fast_mode, masked
+    eps, atol, rtol, raise_exception, nondet_tol
+        As for :func:`gradcheck`.
+    check_undefined_grad, check_grad_dtypes, check_batched_grad, fast_mode, masked
         As for :func:`gradcheck`.
 
     Returns

@@ -3,10 +3,12 @@
 ``Node`` (every ``grad_fn``), ``GradientEdge`` and ``get_gradient_edge``,
 ``increment_version``, ``register_multi_grad_hook``, and the saved-tensor hook
 context managers ``saved_tensors_hooks``, ``save_on_cpu``,
-``disable_saved_tensors_hooks`` and ``allow_mutation_on_saved_tensors``. See
-``docs/graph.md``.
+``disable_saved_tensors_hooks`` and ``allow_mutation_on_saved_tensors``; the
+graph shown: ``to_dot`` (Graphviz text), ``render_graph`` (its picture) and
+``linear_program`` (what reverse mode transposes). See ``docs/graph.md``.
 """
 
+from ._dot import linear_program, render_graph, to_dot
 from .reverse.hooks import (
     GradientEdge,
     Node,
@@ -22,5 +24,5 @@ from .reverse.hooks import (
 __all__ = [
     "Node", "GradientEdge", "get_gradient_edge", "increment_version",
     "register_multi_grad_hook", "allow_mutation_on_saved_tensors", "saved_tensors_hooks",
-    "save_on_cpu", "disable_saved_tensors_hooks",
+    "save_on_cpu", "disable_saved_tensors_hooks", "to_dot", "render_graph", "linear_program",
 ]

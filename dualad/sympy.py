@@ -303,12 +303,32 @@ class UnsupportedFunctionError(NotImplementedError, TypeError):
 
     Subclasses both ``NotImplementedError`` and ``TypeError`` so either
     ``except`` clause catches it. The message names the function.
+
+    Examples
+    --------
+    >>> import sympy, dualad.sympy as dsym
+    >>> x = sympy.Symbol("x")
+    >>> try:
+    ...     dsym.lambdify(sympy.gamma(x), [x])
+    ... except dsym.UnsupportedFunctionError as e:
+    ...     print("gamma" in str(e))
+    True
     """
 
 
 class CrossCheckError(AssertionError):
     """Raised by :func:`check` with ``raise_on_failure=True``; the message is the
-    report table and ``.report`` the :class:`CrossCheckReport`."""
+    report table and ``.report`` the :class:`CrossCheckReport`.
+
+    Examples
+    --------
+    >>> import sympy, dualad.sympy as dsym
+    >>> x = sympy.Symbol("x", real=True)
+    >>> issubclass(dsym.CrossCheckError, AssertionError)
+    True
+    >>> dsym.check(sympy.sin(x), [x], raise_on_failure=True).ok  # passes: nothing raised
+    True
+    """
 
     def __init__(self, report: CrossCheckReport) -> None:
         super().__init__(str(report))
@@ -584,6 +604,14 @@ class LambdifiedFunction:
     exprs : the expression(s) as given.
     symbols : the argument structure as given.
     out_shape : shape of the container of expressions, ``()`` for one.
+
+    Examples
+    --------
+    >>> import sympy, dualad.sympy as dsym
+    >>> x, y = sympy.symbols("x y")
+    >>> f = dsym.lambdify(x * y**2, [x, y])
+    >>> f(dualad.tensor(2.0), dualad.tensor(3.0))
+    tensor(18.)
     """
 
     def __init__(
@@ -760,6 +788,14 @@ class CrossCheckEntry:
     got, expected : dualad's and SymPy's value there.
     error : the exception text if dualad raised instead.
     values : dualad's values, shape ``(n_points,) + derivative shape``.
+
+    Examples
+    --------
+    >>> import sympy, dualad.sympy as dsym
+    >>> x = sympy.Symbol("x", real=True)
+    >>> entry = dsym.check(x**3, [x], order=1)["gradient", "reverse"]
+    >>> entry.mode, entry.ok, entry.max_abs_err < 1e-12
+    ('reverse', True, True)
     """
 
     derivative: str
@@ -791,6 +827,14 @@ class CrossCheckReport:
     reference : SymPy's values, ``{"value": ..., "jacobian": ..., "hessian": ...}``,
         each of shape ``(n_points,) + out_shape (+ (n,) or (n, n))``.
     entries : list of :class:`CrossCheckEntry`.
+
+    Examples
+    --------
+    >>> import sympy, dualad.sympy as dsym
+    >>> x = sympy.Symbol("x", real=True)
+    >>> report = dsym.check(sympy.exp(x), [x], n_points=2)
+    >>> report.ok, report.points.shape, len(report.failures)
+    (True, (2, 1), 0)
     """
 
     exprs: Any

@@ -1,8 +1,11 @@
 """Every script in examples/ must run to completion and print something.
 
 Scripts are discovered by globbing, so examples added later are covered
-without editing this file. Each runs in a fresh interpreter (sys.executable,
-i.e. the environment the tests run in) from the repository root.
+without editing this file. Each example checks the numbers it prints (against
+closed forms, finite differences or another mode), so a wrong derivative makes
+it exit non-zero here. Matplotlib runs on its Agg backend. Each runs in a fresh
+interpreter (sys.executable, i.e. the environment the tests run in) from the
+repository root.
 
 The Python snippets of README.md are run the same way, together, followed by
 checks of the values their comments state, so the README stays true.
@@ -25,12 +28,27 @@ def test_quickstart_exists():
     assert (ROOT / "examples" / "quickstart.py") in EXAMPLES
 
 
+PICTURES = (".png", ".svg", ".pdf", ".gv", ".dot")
+SKIP_DIRS = {".git", ".venv", "__pycache__", "_build", "auto_examples", "generated"}
+
+
+def _pictures():
+    """Picture files anywhere in the repository (outside build outputs and the venv)."""
+    found = set()
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")]
+        found.update(os.path.join(top, f) for f in files if f.endswith(PICTURES))
+    return found
+
+
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(script):
+    before = _pictures()
     env = dict(os.environ)
     env.setdefault("MPLBACKEND", "Agg")  # examples that plot must not need a display
-    # the checkout's dualad, not an installed one (a script's own folder is first on its path)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # the dualad of this checkout, as the tests in this process import it (a script's own
+    # directory, examples/, would otherwise come first and an installed copy be used)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     proc = subprocess.run(
         [sys.executable, str(script)],
         cwd=ROOT,
@@ -38,11 +56,13 @@ def test_example_runs(script):
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=120,  # each runs in seconds; this is the limit for a slow machine
     )
     detail = f"\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
     assert proc.returncode == 0, f"{script.name} exited with {proc.returncode}{detail}"
     assert proc.stdout.strip(), f"{script.name} printed nothing{detail}"
+    # figures are shown (or scraped by the docs build), never saved into the repository
+    assert _pictures() == before, f"{script.name} wrote {sorted(_pictures() - before)}"
 
 
 # The claims that README.md's snippets make in their comments, checked against

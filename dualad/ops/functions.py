@@ -178,22 +178,29 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
     return _copy(asarray_t(a))
 
 
-def _factory(fn: Any) -> Any:
+def _doc(first: str, example: str) -> str:
+    """A factory's docstring: one line, then its example (run as a doctest)."""
+    return f"{first}\n\nExamples\n--------\n{example}\n"
+
+
+def _factory(fn: Any, example: str) -> Any:
     def f(*args: Any, requires_grad: bool = False, **kw: Any) -> Tensor:
         t = _made(_make(fn(*args, **kw)))
         return t.requires_grad_(True) if requires_grad else t
 
     f.__name__ = fn.__name__
-    f.__doc__ = f"Like ``numpy.{fn.__name__}``, returning a Tensor (``requires_grad=`` keyword)."
+    f.__doc__ = _doc(f"Like ``numpy.{fn.__name__}``, returning a Tensor (``requires_grad=`` "
+                     "keyword).", example)
     return f
 
 
-zeros = _factory(np.zeros)
-ones = _factory(np.ones)
-full = _factory(np.full)
-empty = _factory(np.empty)
-arange = _factory(np.arange)
-_linspace = _factory(np.linspace)
+zeros = _factory(np.zeros, ">>> dualad.zeros((2, 3), requires_grad=True).shape\n(2, 3)")
+ones = _factory(np.ones, ">>> dualad.ones(3)\ntensor([1., 1., 1.])")
+full = _factory(np.full, ">>> dualad.full((2,), 7.0)\ntensor([7., 7.])")
+empty = _factory(np.empty, ">>> dualad.empty((2, 2)).shape\n(2, 2)")
+arange = _factory(np.arange, ">>> dualad.arange(0.0, 1.0, 0.25)\ntensor([0.  , 0.25, 0.5 , 0.75])")
+_linspace = _factory(np.linspace, ">>> dualad.linspace(0, 1, 3, requires_grad=True)\n"
+                                  "tensor([0. , 0.5, 1. ], requires_grad=True)")
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
@@ -234,28 +241,32 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     if dtype is not None:
         y = astype(y, dtype, copy=False)
     return (y, step) if retstep else y
-eye = _factory(np.eye)
+eye = _factory(np.eye, ">>> dualad.eye(2)\ntensor([[1., 0.],\n        [0., 1.]])")
 
 
-def _like(fn: Any) -> Any:
-    def f(a: Any, dtype: Any = None, *, requires_grad: bool = False, **kw: Any) -> Tensor:
+def _like(fn: Any, example: str) -> Any:
+    def f(a: Any, *args: Any, requires_grad: bool = False, **kw: Any) -> Tensor:
+        # NumPy's own positional arguments (dtype; full_like's fill_value first)
         d = a._data if isinstance(a, Tensor) else a
         if isinstance(a, Tensor) and a._nb:
             d = np.broadcast_to(d, d.shape)  # keep the batch axes
-        t = _made(_make(fn(d, dtype=dtype, **kw)))
+        t = _made(_make(fn(d, *args, **kw)))
         if isinstance(a, Tensor) and a._nb:
             t._nb = a._nb
         return t.requires_grad_(True) if requires_grad else t
 
     f.__name__ = fn.__name__
-    f.__doc__ = f"Like ``numpy.{fn.__name__}``, returning a Tensor (no derivative)."
+    f.__doc__ = _doc(f"Like ``numpy.{fn.__name__}``, returning a Tensor (no derivative).",
+                     example)
     return f
 
 
-zeros_like = _like(np.zeros_like)
-ones_like = _like(np.ones_like)
-full_like = _like(np.full_like)
-empty_like = _like(np.empty_like)
+zeros_like = _like(np.zeros_like, ">>> dualad.zeros_like(dualad.tensor([1.0, 2.0]))\n"
+                                  "tensor([0., 0.])")
+ones_like = _like(np.ones_like, ">>> dualad.ones_like(np.zeros(2, dtype=np.float32))\n"
+                                "tensor([1., 1.], dtype=float32)")
+full_like = _like(np.full_like, ">>> dualad.numpy.full_like(np.zeros(2), 3.0)\ntensor([3., 3.])")
+empty_like = _like(np.empty_like, ">>> dualad.numpy.empty_like(np.zeros((2, 1))).shape\n(2, 1)")
 
 
 def zeros_like_tangent(p: Any, like: Any) -> Tensor:
@@ -264,14 +275,27 @@ def zeros_like_tangent(p: Any, like: Any) -> Tensor:
 
 
 def rand(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Uniform samples on [0, 1) from NumPy's global generator, as a Tensor."""
+    """Uniform samples on [0, 1) from NumPy's global generator, as a Tensor.
+
+    Examples
+    --------
+    >>> np.random.seed(0); t = dualad.rand(2, 3, requires_grad=True)
+    >>> t.shape, bool(((0 <= t) & (t < 1)).all())
+    ((2, 3), True)
+    """
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     t = _made(_make(np.random.random_sample(shape).astype(dtype or np.float64)))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def randn(*shape: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples from NumPy's global generator, as a Tensor."""
+    """Standard normal samples from NumPy's global generator, as a Tensor.
+
+    Examples
+    --------
+    >>> np.random.seed(0); dualad.randn(3, dtype=np.float32).dtype
+    dtype('float32')
+    """
     shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
     t = _made(_make(np.random.standard_normal(shape).astype(dtype or np.float64)))
     return t.requires_grad_(True) if requires_grad else t
@@ -375,7 +399,16 @@ def _is_c(a: Any) -> bool:
 
 
 def astype(a: Any, dtype: Any, copy: bool = True) -> Tensor:
-    """Cast; differentiable between floating/complex dtypes (complex -> real keeps the real part)."""
+    """Cast; differentiable between floating/complex dtypes (complex -> real keeps the real part).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.5], requires_grad=True)
+    >>> x.astype(np.float32).sum().backward(); x.grad  # the gradient comes back in float64
+    tensor([1.])
+    >>> x.astype(np.int64)  # integers carry no derivative
+    tensor([1])
+    """
     dt = np.dtype(dtype)
     a = asarray_t(a)
     if a.dtype == dt and not copy:

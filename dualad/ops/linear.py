@@ -266,7 +266,22 @@ def _concat_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
 concatenate = Primitive(
     "concatenate", _concat_impl, _concat_jvp, linear=(), batch=_concat_batch, aval=_concat_aval
 )
-concatenate.linear = tuple(range(64))  # every operand, jointly
+
+
+class _EveryOperand:
+    """``linear`` of a primitive of any number of operands, linear in all of them jointly
+    (a tuple of the first N would reject operand N: stacking 1000 tensors is common)."""
+
+    __slots__ = ()
+
+    def __contains__(self, i: object) -> bool:
+        return isinstance(i, int) and i >= 0
+
+    def __repr__(self) -> str:
+        return "every operand"
+
+
+concatenate.linear = _EveryOperand()  # type: ignore[assignment]
 
 
 def _cumsum_batch(arrays: Any, nbs: Any, *, axis: int) -> Any:

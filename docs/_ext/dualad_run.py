@@ -1,0 +1,81 @@
+"""The ``dualad-run`` directive: run a block of Python at build time, show it and its output.
+
+The guide's examples are executed, not pasted: a block that raises stops the build
+with the traceback, and what a page shows as output is what the code printed. Blocks
+of one page share one namespace, in page order (like a notebook's cells).
+
+In MyST Markdown::
+
+    ```{dualad-run}
+    import dualad as da
+    print(da.tensor([1.0, 2.0]) * 2)
+    ```
+
+The option ``:hide-output:`` shows the code only (it still runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import traceback
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.errors import ExtensionError
+from sphinx.util.docutils import SphinxDirective
+
+
+class DualadRun(SphinxDirective):
+    has_content = True
+    option_spec = {"hide-output": directives.flag}
+
+    def run(self) -> list[nodes.Node]:
+        code = "\n".join(self.content)
+        spaces = self.env.temp_data.setdefault("dualad_run_namespaces", {})
+        ns = spaces.setdefault(self.env.docname, {"__name__": "__dualad_run__"})
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, f"<{self.env.docname}: dualad-run>", "exec"), ns)
+        except Exception as exc:
+            raise ExtensionError(
+                f"{self.env.docname}:{self.lineno}: a dualad-run block raised\n"
+                + traceback.format_exc()
+            ) from exc
+        src = nodes.literal_block(code, code, language="python")
+        result: list[nodes.Node] = [src]
+        text = out.getvalue().rstrip("\n")
+        if text and "hide-output" not in self.options:
+            shown = nodes.literal_block(text, text, language="none")
+            shown["classes"].append("dualad-run-output")
+            result.append(shown)
+        return result
+
+
+class DualadNames(SphinxDirective):
+    """The public names of a module, as one paragraph of literals (made from the module)."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        import importlib
+        import types
+
+        mod = importlib.import_module(self.arguments[0])
+        names = sorted(
+            n for n in getattr(mod, "__all__", dir(mod))
+            if not n.startswith("_") and not isinstance(getattr(mod, n), types.ModuleType)
+        )
+        para = nodes.paragraph()
+        for k, n in enumerate(names):
+            if k:
+                para += nodes.Text(", ")
+            para += nodes.literal(n, n)
+        return [para]
+
+
+def setup(app):  # noqa: ANN001, ANN201
+    app.add_directive("dualad-run", DualadRun)
+    app.add_directive("dualad-names", DualadNames)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
