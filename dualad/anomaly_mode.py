@@ -34,12 +34,28 @@ _plain_dual = D._dual
 
 
 def is_anomaly_enabled() -> bool:
-    """Whether anomaly detection is on in this thread."""
+    """Whether anomaly detection is on in this thread.
+
+    Examples
+    --------
+    >>> with dualad.detect_anomaly():
+    ...     dualad.is_anomaly_enabled()
+    True
+    >>> dualad.is_anomaly_enabled()
+    False
+    """
     return gm.anomaly.on
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    """Whether anomaly detection checks for NaN in this thread."""
+    """Whether anomaly detection checks for NaN in this thread.
+
+    Examples
+    --------
+    >>> with dualad.detect_anomaly(check_nan=False):
+    ...     dualad.is_anomaly_check_nan_enabled()
+    False
+    """
     return gm.anomaly.on and gm.anomaly.check_nan
 
 

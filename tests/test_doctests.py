@@ -1,8 +1,8 @@
 """Docstrings that run: every docstring example in dualad is a doctest of this suite,
 and every public name of the API reference has one.
 
-Examples follow torch's docstrings in using ``dualad`` (and ``np``) without importing
-them; those two names are given to every doctest.
+Examples follow torch's docstrings in using ``dualad`` (and ``np``, ``dnp``) without importing
+them; those names are given to every doctest.
 """
 
 import doctest
@@ -21,7 +21,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 def _tests(name):
     mod = importlib.import_module(name)
-    found = doctest.DocTestFinder().find(mod, name, globs={"dualad": dualad, "np": np})
+    found = doctest.DocTestFinder().find(mod, name, globs={"dualad": dualad, "np": np, "dnp": dualad.numpy})
     return [t for t in found if t.examples and t.name.startswith(name)]
 
 
