@@ -47,7 +47,8 @@ hooks_live = [0]
 
 
 def _hooks_on() -> bool:
-    return bool(hooks_live[0] and saved_hooks.stack)
+    # (inside disable_saved_tensors_hooks even a pair pushed before it packs nothing)
+    return bool(hooks_live[0] and saved_hooks.stack and saved_hooks.disabled is None)
 
 
 class RemovableHandle:
