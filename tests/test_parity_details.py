@@ -5,6 +5,8 @@ torch's names (``grad_fn._saved_self``), and disable_saved_tensors_hooks."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -41,3 +43,42 @@ def test_values_saved_inside_disable_saved_tensors_hooks_are_not_packed() -> Non
     x.grad = None
     z.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy(force=True))
+
+
+# ---------------------------------------------------------------------------
+# mark_dirty
+# ---------------------------------------------------------------------------
+
+
+def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns() -> None:
+    class Dirty(da.Function):
+        @staticmethod
+        def forward(ctx, a):
+            out = a * 2
+            ctx.mark_dirty(out)  # not an input: nothing to declare
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = _x(2)
+    with pytest.warns(UserWarning, match=r"Only input Tensors should be given to "
+                                         r"ctx\.mark_dirty\(\)"):
+        y = Dirty.apply(x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full(4, 2.0))
+
+    class Input(da.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.mark_dirty(a)  # an input: no warning
+            return a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Input.apply(x * 1.0)
