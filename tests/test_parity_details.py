@@ -82,3 +82,40 @@ def test_mark_dirty_of_a_tensor_that_is_not_an_input_warns() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Input.apply(x * 1.0)
+
+
+# ---------------------------------------------------------------------------
+# functional: strict and vectorize
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [F.hvp, F.vhp])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_hvp_of_an_output_independent_of_the_input_is_zeros(fn, create_graph) -> None:
+    x = np.random.default_rng(3).normal(size=4)
+    v = np.ones(4)
+    out, hv = fn(lambda a: da.tensor(1.0), x, v, create_graph=create_graph)
+    assert float(out) == 1.0
+    assert hv.shape == (4,) and not np.any(hv.numpy(force=True))
+    with pytest.raises(RuntimeError, match="Output 0"):
+        fn(lambda a: da.tensor(1.0), x, v, strict=True)
+    # and an output that depends on the input still gets its H v (closed form: 6 x v)
+    np.testing.assert_allclose(fn(lambda a: (a ** 3).sum(), x, v)[1].numpy(), 6 * x * v)
+
+
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+def test_strict_with_vectorize_is_an_error(strategy) -> None:
+    x = np.random.default_rng(4).normal(size=3)
+    msg = "`strict=True` and `vectorize=True` are not supported together"
+    with pytest.raises(RuntimeError, match=f"jacobian: {msg}"):
+        F.jacobian(lambda a: a ** 2, x, strict=True, vectorize=True, strategy=strategy)
+    with pytest.raises(RuntimeError, match=f"hessian: {msg}"):
+        F.hessian(lambda a: (a ** 3).sum(), x, strict=True, vectorize=True,
+                  outer_jacobian_strategy=strategy)
+    # each alone is allowed, and gives the closed form
+    for kw in ({"strict": True}, {"vectorize": True}):
+        np.testing.assert_allclose(
+            F.jacobian(lambda a: a ** 2, x, strategy=strategy, **kw).numpy(), np.diag(2 * x))
+        np.testing.assert_allclose(
+            F.hessian(lambda a: (a ** 3).sum(), x, outer_jacobian_strategy=strategy,
+                      **kw).numpy(), np.diag(6 * x))
