@@ -119,3 +119,39 @@ def test_strict_with_vectorize_is_an_error(strategy) -> None:
         np.testing.assert_allclose(
             F.hessian(lambda a: (a ** 3).sum(), x, outer_jacobian_strategy=strategy,
                       **kw).numpy(), np.diag(6 * x))
+
+
+# ---------------------------------------------------------------------------
+# backward(inputs=...)
+# ---------------------------------------------------------------------------
+
+
+def _leaf_turn(inputs: bool) -> list[object]:
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    w = da.tensor([3.0, 4.0], requires_grad=True)
+    h = x * 2.0
+    seen: list[object] = []
+    # w's AccumulateGrad is ready before h's node runs: torch runs it then
+    h.register_hook(lambda g: seen.append(("h", None if w.grad is None else w.grad.tolist())))
+    w.register_hook(lambda g: seen.append("w tensor hook"))
+    out = (h * w).sum()
+    acc_w = out.grad_fn.next_functions[0][0].next_functions[1][0]
+    assert acc_w.name() == "AccumulateGrad"
+    acc_w.register_prehook(lambda g: seen.append("w pre-hook"))
+    acc_w.register_hook(lambda gi, go: seen.append("w post-hook"))
+    w.register_post_accumulate_grad_hook(lambda t: seen.append("w post-accumulate"))
+    x.register_post_accumulate_grad_hook(lambda t: seen.append("x post-accumulate"))
+    if inputs:
+        out.backward(inputs=[x, w])
+    else:
+        out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * w.numpy(force=True))
+    np.testing.assert_allclose(w.grad.numpy(), h.numpy(force=True))
+    return seen
+
+
+def test_backward_inputs_accumulates_a_leaf_at_its_turn_in_the_pass() -> None:
+    want = ["w tensor hook", "w pre-hook", "w post-accumulate", "w post-hook",
+            ("h", [2.0, 4.0]), "x post-accumulate"]
+    assert _leaf_turn(False) == want
+    assert _leaf_turn(True) == want  # (not after the pass: h's hook sees w.grad)

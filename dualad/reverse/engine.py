@@ -822,23 +822,21 @@ def backward(
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     cts = _root_cts(outs, grad_tensors, False)
+    # (a leaf asked for accumulates at its turn in the pass, its hooks in torch's order;
+    # a non-leaf's gradient is captured, and kept in its .grad after the pass)
     got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph,
-              inputs=inputs, capture=inputs is not None)
+              inputs=inputs, capture=False)
     if inputs is not None:
         done = set()
         for t, g in zip(inputs, got, strict=True):
             if g is None or id(D.innermost(t)) in done:  # (an input given twice: once)
                 continue
             done.add(id(D.innermost(t)))
-            if t.is_leaf:
-                leaf = D.innermost(t)
-                _accumulate(leaf, g, create_graph, False)  # (its tensor hooks ran)
-                acc = leaf._meta_().acc
-                for fn in list(acc.hooks.values()) if acc is not None else ():
-                    fn((), (g,))  # (its AccumulateGrad's post-hooks)
-            else:
-                m = t._meta_()
-                m.grad = g if m.grad is None else m.grad + g
+            if t.__class__ is EDGE and t[0].__class__ is AccumulateGrad or \
+                    t.__class__ is not EDGE and t.is_leaf:
+                continue
+            m = t._meta_()
+            m.grad = g if m.grad is None else m.grad + g
 
 
 def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> list[Any]:
