@@ -155,3 +155,73 @@ def test_backward_inputs_accumulates_a_leaf_at_its_turn_in_the_pass() -> None:
             ("h", [2.0, 4.0]), "x post-accumulate"]
     assert _leaf_turn(False) == want
     assert _leaf_turn(True) == want  # (not after the pass: h's hook sees w.grad)
+
+
+# ---------------------------------------------------------------------------
+# set_materialize_grads: an undefined gradient still reaches a custom backward
+# ---------------------------------------------------------------------------
+
+
+class _Undefined(da.Function):
+    """Gives no gradient (None) for its input, as torch's ``UndefinedGrad`` node does."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+def _passing(materialize: bool, calls: list[object]) -> type:
+    class Pass(da.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.set_materialize_grads(materialize)
+            return a * 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(None if g is None else g.numpy(force=True).copy())
+            return None if g is None else g * 3.0
+
+    return Pass
+
+
+@pytest.mark.parametrize("between", [False, True])
+def test_undefined_gradient_reaches_a_custom_backward_as_zeros(between) -> None:
+    calls: list[object] = []
+    Pass = _passing(True, calls)
+    x = _x(5, 3)
+    y = Pass.apply(x)
+    if between:  # (operations in between pass the undefined gradient on)
+        y = dnp.exp(y) * 2.0
+    _Undefined.apply(y).sum().backward()
+    assert len(calls) == 1
+    np.testing.assert_array_equal(calls[0], np.zeros(3))
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))  # (what backward gave)
+    calls.clear()
+    (g,) = da.grad(_Undefined.apply(Pass.apply(x)).sum(), x, allow_unused=True)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(g.numpy(), np.zeros(3))
+    # an undefined gradient alone leaves a leaf without .grad; a gradient from another
+    # path still arrives, and the custom backward gets it once
+    x = _x(7, 3)
+    _Undefined.apply(x ** 2).sum().backward()
+    assert x.grad is None
+    calls.clear()
+    y = Pass.apply(x)
+    (_Undefined.apply(y).sum() + (2.0 * y).sum()).backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(calls[0], np.full(3, 2.0))
+    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 6.0))
+
+
+def test_undefined_gradient_reaches_a_custom_backward_as_none_without_materializing() -> None:
+    calls: list[object] = []
+    x = _x(6, 3)
+    _Undefined.apply(_passing(False, calls).apply(x)).sum().backward()
+    assert calls == [None]
+    assert x.grad is None  # (it gave None: nothing reaches the leaf)
+
