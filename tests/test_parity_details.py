@@ -225,3 +225,71 @@ def test_undefined_gradient_reaches_a_custom_backward_as_none_without_materializ
     assert calls == [None]
     assert x.grad is None  # (it gave None: nothing reaches the leaf)
 
+
+
+# ---------------------------------------------------------------------------
+# saved values under torch's names (the "Saved tensors" section of the seed)
+# ---------------------------------------------------------------------------
+
+
+def test_saved_self_of_a_square_is_the_input_itself() -> None:
+    x = da.tensor(np.random.default_rng(8).normal(size=5), requires_grad=True)
+    y = x ** 2
+    assert "_saved_self" in dir(y.grad_fn) and "_raw_saved_self" in dir(y.grad_fn)
+    assert y.grad_fn._saved_self is x
+    with pytest.raises(AttributeError, match="_saved_result"):
+        y.grad_fn._saved_result  # noqa: B018 (square saves its input, not its result)
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="already been freed"):
+        y.grad_fn._saved_self  # noqa: B018
+
+
+def test_saved_result_of_exp_equals_the_output_but_is_another_tensor() -> None:
+    x = _x(9, 5)
+    y = dnp.exp(x)
+    r = y.grad_fn._saved_result
+    assert r is not y  # (packed to avoid a cycle, unpacked into another Tensor)
+    np.testing.assert_array_equal(r.numpy(force=True), y.numpy(force=True))
+    assert np.shares_memory(r.numpy(force=True), y.numpy(force=True))
+    assert r.grad_fn is y.grad_fn
+
+
+def test_saved_self_and_other_are_new_tensors_sharing_storage_under_hooks() -> None:
+    x = _x(10, 5)
+    y = x * x
+    assert y.grad_fn._saved_self is x and y.grad_fn._saved_other is x
+    with da.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        y = x * x
+    a, b = y.grad_fn._saved_self, y.grad_fn._saved_other
+    for s in (a, b):
+        assert s is not x and np.shares_memory(s.numpy(force=True), x.numpy(force=True))
+
+
+def test_raw_saved_register_hooks_packs_now_and_unpacks_at_each_read() -> None:
+    x = _x(11, 5)
+    y = x ** 2
+    calls: list[str] = []
+
+    def pack(t):
+        calls.append("pack")
+        return t.numpy(force=True).copy()
+
+    def unpack(a):
+        calls.append("unpack")
+        return da.tensor(a)
+
+    raw = y.grad_fn._raw_saved_self
+    raw.register_hooks(pack, unpack)
+    assert calls == ["pack"]
+    s = y.grad_fn._saved_self
+    assert calls == ["pack", "unpack"] and s is not x
+    np.testing.assert_array_equal(s.numpy(force=True), x.numpy(force=True))
+    with pytest.raises(RuntimeError, match="already has hooks"):
+        raw.register_hooks(pack, unpack)
+    with pytest.raises(TypeError):
+        y.grad_fn._raw_saved_self.register_hooks(pack, None)
+    y.sum().backward()
+    assert calls == ["pack", "unpack", "unpack"]  # (backward read it through unpack)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.numpy(force=True))
+    with pytest.raises(RuntimeError, match="already been freed"):
+        raw.register_hooks(pack, unpack)
