@@ -55,7 +55,9 @@ class FunctionCtx:
         self.non_differentiable = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
-        """If False, ``backward`` receives ``None`` for undefined output gradients."""
+        """Whether ``backward`` receives zeros (True, the default) or ``None`` for an output
+        that got no gradient: one not used, or one whose gradient a custom backward further
+        down gave as None (``backward`` is still called then, as in torch)."""
         self.materialize_grads = bool(value)
 
     @property
