@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from typing import Any
 
 import numpy as np
@@ -71,7 +72,9 @@ class FunctionCtx:
         self.non_differentiable = tensors
 
     def set_materialize_grads(self, value: bool) -> None:
-        """If False, ``backward`` receives ``None`` for undefined output gradients."""
+        """Whether ``backward`` receives zeros (True, the default) or ``None`` for an output
+        that got no gradient: one not used, or one whose gradient a custom backward further
+        down gave as None (``backward`` is still called then, as in torch)."""
         self.materialize_grads = bool(value)
 
     @property
@@ -214,6 +217,10 @@ class Function(metaclass=_FunctionMeta):
                 cls.setup_context(ctx, tuple(plain), out)
             else:
                 out = cls.forward(ctx, *plain, **kwargs)
+        if any(id(t) not in back for t in ctx.dirty):
+            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor "
+                          "is not an input, there is no need to pass it to mark_dirty().",
+                          stacklevel=2)
         single = not isinstance(out, tuple)
         # arrays become Tensors; None and other objects come back as they are
         outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(np.asarray(o))

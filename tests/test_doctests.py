@@ -21,7 +21,8 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 def _tests(name):
     mod = importlib.import_module(name)
-    found = doctest.DocTestFinder().find(mod, name, globs={"dualad": dualad, "np": np, "dnp": dualad.numpy})
+    globs = {"dualad": dualad, "np": np, "dnp": dualad.numpy}
+    found = doctest.DocTestFinder().find(mod, name, globs=globs)
     return [t for t in found if t.examples and t.name.startswith(name)]
 
 

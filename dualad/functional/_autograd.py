@@ -3,8 +3,8 @@
 Signatures, defaults, input forms, output nesting, ``strict`` errors and
 ``create_graph`` semantics follow torch.autograd.functional. Where torch says
 "not supported (yet)" (forward-mode with ``create_graph`` or ``strict``, or
-without ``vectorize``; ``strict`` with ``vectorize``) dualad computes the
-answer instead. Differences in *how*:
+without ``vectorize``) dualad computes the answer instead; ``strict`` with
+``vectorize`` is an error, as in torch. Differences in *how*:
 
 * ``jvp`` is true forward mode (dual numbers), not the double-backward trick;
 * ``hvp`` is forward-over-reverse: one forward pass with a dual input and one
@@ -248,6 +248,14 @@ class _Null:
 # ---------------------------------------------------------------------------
 
 
+def _strict_vectorize(fn: str, strict: bool, vectorize: bool) -> None:
+    if strict and vectorize:  # (as torch: strict's checks are per output and input)
+        raise RuntimeError(
+            f"dualad.functional.{fn}: `strict=True` and `vectorize=True` are not supported "
+            "together. Please either set `strict=False` or `vectorize=False`."
+        )
+
+
 def jacobian(
     func: Callable[..., Any],
     inputs: TensorOrTuple,
@@ -271,7 +279,7 @@ def jacobian(
         (with either strategy).
     strict : bool, default False
         Raise ``RuntimeError`` if an output is not differentiable or does not
-        depend on some input, instead of returning zeros.
+        depend on some input, instead of returning zeros. Not with ``vectorize``.
     vectorize : bool, default False
         Compute all rows (``"reverse-mode"``: one backward pass with batched
         cotangents) or all columns (``"forward-mode"``: one forward pass with
@@ -310,6 +318,7 @@ def jacobian(
             "cheaper when the function has more outputs than inputs, reverse mode otherwise."
         )
     check_chunk_size(chunk_size)
+    _strict_vectorize("jacobian", strict, vectorize)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "jacobian")
     own: list[Tensor] = []
     if strategy == "forward-mode":
@@ -375,6 +384,7 @@ def hessian(
     strict : bool, default False
         Raise ``RuntimeError`` if the output is not differentiable, does not
         depend on some input, or has a Hessian block that is structurally zero.
+        Not with ``vectorize``.
     vectorize : bool, default False
         Compute all rows (reverse outer) or columns (forward outer) of the
         Hessian in one batched pass instead of one pass per row / column.
@@ -402,6 +412,7 @@ def hessian(
             f"{outer_jacobian_strategy!r}."
         )
     check_chunk_size(chunk_size)
+    _strict_vectorize("hessian", strict, vectorize)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
     n_in = len(xs0)
     own: list[Tensor] = []
@@ -526,7 +537,9 @@ def _hvp_impl(
             if strict and not out.requires_grad:
                 raise err_not_differentiable(0)
             # per input: None (independent), NO_TANGENT (a linear gradient), or H v
-            if create_graph:
+            if not out.requires_grad:  # independent of every input: H v is zero
+                ts = [None] * len(duals)
+            elif create_graph:
                 g = da.grad(out.reshape(()), list(duals), create_graph=True, allow_unused=True)
                 ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
             else:  # only the gradient's tangent is read: its primal is left uncomputed

@@ -300,8 +300,8 @@ def run(
                     n_in = len(edges)
                     needs = _ONE if n_in == 1 else _EVERY2[edges[0] is not None][
                         edges[1] is not None] if n_in == 2 else _every(edges)
-                res = node.custom(tensors(grads), needs) if node.custom is not None else \
-                    node.vjp(grads, needs, mine, feeds)
+                res = _custom(node, tensors(grads), needs, buf, heap) if \
+                    node.custom is not None else node.vjp(grads, needs, mine, feeds)
                 if heap:
                     k = -1
                 elif len(res) == 1:
@@ -741,7 +741,8 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
             for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
                 fn((), tuple(grads))
         return True
-    res = node.custom(grads, needs) if node.custom is not None else node.vjp(grads, needs)
+    res = _custom(node, grads, needs, buf, heap) if node.custom is not None else \
+        node.vjp(grads, needs)
     if nan:  # (anomaly mode)
         _check_nan(node, res)
     if hooked and node.hooks:  # hooks see Tensors, and may keep them
@@ -755,6 +756,39 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
         if n and r is not None:
             _add_to(buf, heap, e[0], e[1], r, own)
     return True
+
+
+def _custom(node: Any, grads: list[Any], needs: Any, buf: Any, heap: Any) -> list[Any]:
+    """Run a custom Function's node. Where its rule gives no gradient (None) for an input
+    that wants one, torch's engine passes an undefined gradient on, and the nodes it
+    reaches still run: operations pass it on as undefined (so the pass here, which sends
+    nothing, gives the same), a leaf ignores it, but a custom Function's backward is
+    called, with zeros in its place (``set_materialize_grads(True)``, the default) or
+    None, and may give gradients of its own. So the custom Functions it reaches are
+    scheduled here, with no gradient yet (one that arrives later joins it)."""
+    res = node.custom(grads, needs)
+    for e, r, n in zip(node.edges, res, needs, strict=False):
+        if r is None and n and e is not None:
+            _reach_custom(e[0], buf, heap)
+    return res
+
+
+def _reach_custom(start: Any, buf: Any, heap: Any) -> None:
+    """Schedule the custom Functions' nodes that an undefined gradient sent to ``start``
+    reaches through other operations (see ``_custom``)."""
+    stack, seen = [start], set()
+    while stack:
+        m = stack.pop()
+        if m in seen or m in buf:  # (scheduled: it runs anyway, and sends gradients on)
+            continue
+        seen.add(m)
+        if m.__class__ is AccumulateGrad:
+            continue
+        if m.custom is not None:
+            heapq.heappush(heap, (-m.seq, m))
+            buf[m] = [None] * len(m.out_avals)
+        else:
+            stack.extend(e[0] for e in m.edges if e is not None)
 
 
 def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, hooks: bool = True) -> None:
@@ -822,23 +856,21 @@ def backward(
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     cts = _root_cts(outs, grad_tensors, False)
+    # (a leaf asked for accumulates at its turn in the pass, its hooks in torch's order;
+    # a non-leaf's gradient is captured, and kept in its .grad after the pass)
     got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph,
-              inputs=inputs, capture=inputs is not None)
+              inputs=inputs, capture=False)
     if inputs is not None:
         done = set()
         for t, g in zip(inputs, got, strict=True):
             if g is None or id(D.innermost(t)) in done:  # (an input given twice: once)
                 continue
             done.add(id(D.innermost(t)))
-            if t.is_leaf:
-                leaf = D.innermost(t)
-                _accumulate(leaf, g, create_graph, False)  # (its tensor hooks ran)
-                acc = leaf._meta_().acc
-                for fn in list(acc.hooks.values()) if acc is not None else ():
-                    fn((), (g,))  # (its AccumulateGrad's post-hooks)
-            else:
-                m = D.innermost(t)._meta_()  # (where .grad reads it)
-                m.grad = g if m.grad is None else m.grad + g
+            if t.__class__ is EDGE and t[0].__class__ is AccumulateGrad or \
+                    t.__class__ is not EDGE and t.is_leaf:
+                continue  # (a leaf accumulated at its turn in the pass)
+            m = D.innermost(t)._meta_()  # (where .grad reads it)
+            m.grad = g if m.grad is None else m.grad + g
 
 
 def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> list[Any]:

@@ -47,7 +47,8 @@ hooks_live = [0]
 
 
 def _hooks_on() -> bool:
-    return bool(hooks_live[0] and saved_hooks.stack)
+    # (inside disable_saved_tensors_hooks even a pair pushed before it packs nothing)
+    return bool(hooks_live[0] and saved_hooks.stack and saved_hooks.disabled is None)
 
 
 class RemovableHandle:
@@ -275,6 +276,23 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
+    def __getattr__(self, name: str) -> Any:
+        """The values a node saved, under torch's names (``y.grad_fn._saved_self``, ``_other``,
+        ``_result``; ``_raw_saved_...``: the ``SavedTensor`` itself, for ``register_hooks``).
+        Only a failed attribute lookup comes here: nothing on the engine's paths."""
+        if not name.startswith(("_saved_", "_raw_saved_")):  # (a slot not set yet, ...)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        key = _saved_key(self, name)
+        if key is None:
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}' (it saved "
+                                 f"{sorted(_saved_names(self)) or 'nothing'})")
+        st = SavedTensor(self, key, name[name.index("saved_") + 6:])
+        return st if name.startswith("_raw") else st.value()
+
+    def __dir__(self) -> list[str]:
+        names = [f"{p}saved_{n}" for n in _saved_names(self) for p in ("_", "_raw_")]
+        return sorted(set(super().__dir__()) | set(names))
+
     def _saved_values(self) -> dict[Any, Any] | None:
         """``saved`` as a dict (a lane node's tuple made into one, and kept: see the class
         docstring); None once released."""
@@ -430,6 +448,92 @@ class Node:
 
 
 _DIRECT = _fastpaths.on("transpose")  # (else every node traces its rule: Node.vjp)
+
+
+def _saved_names(node: Node) -> dict[str, Any]:
+    """torch's names of what a primitive's node saved (an input: ``self``, ``other``; an
+    output: ``result``, or ``result0``... for several), each with its key in ``saved``."""
+    if node.custom is not None or node.saved is None:  # (a custom Function: saved_tensors)
+        return {}
+    saved = node._saved_values() or {}
+    names: dict[str, Any] = {}
+    for k, sv in saved.items():
+        if k == "out":
+            many = node.prim.multi
+            for j in range(len(sv)):
+                names[f"result{j}" if many else "result"] = ("out", j)
+        elif k < 2:
+            names[("self", "other")[k]] = k
+    return names
+
+
+def _saved_key(node: Node, name: str) -> Any:
+    """The key in ``saved`` of ``_saved_<n>`` / ``_raw_saved_<n>``; None if not saved."""
+    if node.saved is None and node.custom is None:
+        node._unpack()  # raises torch's "after they have already been freed"
+    return _saved_names(node).get(name[name.index("saved_") + 6:])
+
+
+class SavedTensor:
+    """A value a node saved (``grad_fn._raw_saved_self``): ``register_hooks(pack_hook,
+    unpack_hook)`` packs it now and unpacks it whenever it is read, by
+    ``grad_fn._saved_self`` or by backward.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = x ** 2
+    >>> y.grad_fn._raw_saved_self.register_hooks(lambda t: t.numpy(force=True).copy(),
+    ...                                           dualad.tensor)
+    >>> y.grad_fn._saved_self
+    tensor([1., 2.], requires_grad=True)
+    """
+
+    __slots__ = ("node", "key", "what")
+
+    def __init__(self, node: Node, key: Any, what: str) -> None:
+        self.node, self.key, self.what = node, key, what
+
+    def _slot(self) -> tuple[dict[Any, Any], Any]:
+        node = self.node
+        if node.saved is None:
+            node._unpack()  # raises torch's "after they have already been freed"
+        saved = node._saved_values()
+        return (saved, self.key) if self.key.__class__ is not tuple else \
+            (saved["out"], self.key[1])
+
+    def value(self) -> Tensor:
+        table, k = self._slot()
+        return _saved(table[k], self.node, self.what)
+
+    def register_hooks(self, pack_hook: Callable[[Tensor], Any],
+                       unpack_hook: Callable[[Any], Any]) -> None:
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks takes two callables: pack_hook(tensor) and "
+                            "unpack_hook(packed)")
+        table, k = self._slot()
+        old = table[k]
+        if old.__class__ is SavedValue and old.unpack is not None:
+            raise RuntimeError(
+                f"The saved value '{self.what}' of {self.node.name()} already has hooks "
+                "(registered before, or by saved_tensors_hooks when it was saved); a "
+                "saved value takes one pair of hooks"
+            )
+        out = self.key.__class__ is tuple
+        t = _saved(old, self.node, self.what)  # (checks that it was not changed since)
+        sv = _new(SavedValue)
+        if old.__class__ is SavedValue:
+            sv.vc, sv.version, sv.nr = old.vc, old.version, old.nr
+        else:  # an input kept bare, at version 0
+            sv.vc, sv.version, sv.nr = t._version_counter(), 0, -1
+        sv.edge = None if out or not t._rg else edge_of(t)
+        sv.packed = pack_hook(_alias(t) if out else t)
+        sv.unpack = unpack_hook
+        table[k] = sv
+        self.node.lane = None  # (the lane reads the arrays it kept: backward now unpacks)
+
+    def __repr__(self) -> str:
+        return f"<SavedTensor '{self.what}' of {self.node.name()}>"
 
 
 def _computes(coefs: Any, needs: Any) -> bool:
