@@ -217,10 +217,13 @@ def _with_nb(t: Tensor, nb: int) -> Tensor:
     if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
         from .ops import linear as L
 
-        # one batch axis a step: ``size`` is the axis that joins (or leaves) the logical shape
+        # one axis a step: the innermost batch axis becomes the leading logical one (unbatch)
+        # and back (rebatch); a cotangent of a nested batched pass has several to move
         while t._nb != nb:
-            prim = L.rebatch if nb > t._nb else L.unbatch
-            t = D.apply(prim, t, size=t._data.shape[t._nb - (prim is L.unbatch)])
+            if nb > t._nb:
+                t = D.apply(L.rebatch, t, size=t.shape[0])
+            else:
+                t = D.apply(L.unbatch, t, size=t._data.shape[t._nb - 1])
         return t
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))

@@ -79,3 +79,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         f"op database: {len(opdb.CASES)} (function, dtype, mode) cases checked over "
         f"{len(fns)} functions ({detail})"
     )
+    groups = [("two modes", opdb.SECOND), ("two modes, batched",
+                                           tuple("batched-" + m for m in opdb.SECOND)),
+              ("third order", opdb.THIRD), ("nested transforms", opdb.TRANSFORMS)]
+    parts = []
+    for title, modes in groups:
+        got = [m for m in modes if m in by_mode]
+        if got:
+            parts.append(f"{title}: " + ", ".join(
+                f"{m} {by_mode[m]} cases / {opdb.CHECKS.get(m, 0)} samples" for m in got))
+    if parts:
+        terminalreporter.write_line("higher-order sweep (issue 18): " + "; ".join(parts))

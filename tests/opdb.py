@@ -11,8 +11,10 @@ the function's domain and away from its kinks.
 The checks that drive the database live at the bottom of this module
 (:func:`check_forward`, :func:`check_reverse`, ...) and are parametrized over
 :func:`cases` by the ``test_ops_*`` / ``test_transposition`` / ``test_batched``
-files. Every check records the (function, dtype, mode) case it passed in
-:data:`CASES`; ``conftest.py`` prints the count at the end of the run.
+files; the higher-order sweep (every composition of two modes, third order, nested
+functional transforms) is at the very bottom. Every check records the (function, dtype,
+mode) case it passed in :data:`CASES`; ``conftest.py`` prints the count at the end of the
+run, and the higher-order sweep's counts per composition.
 
 Adding a function to ``dualad.numpy`` without adding it here (or to
 :data:`NONDIFF` / :data:`EXEMPT`) makes ``test_every_public_function_has_an_entry``
@@ -40,6 +42,8 @@ B = 3  # batch size of the batched-tangent / batched-cotangent checks
 
 # (function, dtype, mode) cases that passed, filled in by the checks below.
 CASES: set[tuple[str, str, str]] = set()
+# mode -> number of sample checks that passed (a case is checked on one or more samples)
+CHECKS: dict[str, int] = {}
 
 
 # ============================================================================ data model
@@ -371,6 +375,10 @@ def _cum_samples(zeros: bool) -> Callable[[Gen], list[Sample]]:
             z = g((2, 4))
             z[0, 1] = z[1, 2] = z[1, 3] = 0
             out.append(Sample((z,), {"axis": 1}, (0,), "zeros"))
+            # nonzero factors whose running product underflows to 0 (in the precision)
+            u = g((3,))
+            u[:2] = np.sqrt(np.finfo(g.rdtype).smallest_subnormal) / 10
+            out.append(Sample((u,), {}, (0,), "underflow"))
         return out
 
     return samples
@@ -1464,8 +1472,10 @@ def samples(op: OpInfo, dtype: str) -> list[Sample]:
 
 
 def cases(mode: str, dtypes: tuple[str, ...] = ALL, *, first: int | None = None,
-          where: Callable[[OpInfo], bool] | None = None) -> list[Any]:
-    """pytest params (op, dtype, sample) with ids ``name-dtype-desc`` and xfail marks."""
+          where: Callable[[OpInfo], bool] | None = None,
+          pick: Callable[[list[Sample]], list[Sample]] | None = None) -> list[Any]:
+    """pytest params (op, dtype, sample) with ids ``name-dtype-desc`` and xfail marks;
+    ``first`` keeps the first samples of each entry, ``pick`` chooses them."""
     out = []
     for op in OPS:
         if where is not None and not where(op):
@@ -1473,7 +1483,8 @@ def cases(mode: str, dtypes: tuple[str, ...] = ALL, *, first: int | None = None,
         for dt in op.dtypes:
             if dt not in dtypes:
                 continue
-            for s in samples(op, dt)[:first]:
+            ss = samples(op, dt)[:first]
+            for s in pick(ss) if pick else ss:
                 why = s.xfail or op.xfail_reason(mode, dt, s.desc)
                 marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
                 out.append(pytest.param(op, dt, s, id=f"{op.name}-{dt}-{s.desc}", marks=marks))
@@ -1617,6 +1628,7 @@ def tol_for(dtype: str, outs: list[np.ndarray]) -> tuple[float, float]:
 
 def record(op: OpInfo, dtype: str, mode: str) -> None:
     CASES.add((op.name, dtype, mode))
+    CHECKS[mode] = CHECKS.get(mode, 0) + 1
 
 
 # ---------------------------------------------------------------- forward mode
@@ -1834,3 +1846,474 @@ def check_batched_reverse(op: OpInfo, dtype: str, s: Sample) -> None:
 # the rules' second derivatives are exercised through the same primitives)
 GRADGRAD_DTYPES = ("float64", "complex128")
 GRADGRAD_FIRST: int | None = None
+
+
+# ============================================================================ higher order
+#
+# Every composition of two modes, checked against finite differences of a first
+# derivative taken in ANOTHER mode. For a direction pair (a, b) and a cotangent w, all
+# four compositions compute the same number, the bilinear form
+#
+#     S(w; a, b) = Re<w, f''(x)[a, b]>   (symmetric in a and b),
+#
+# and the references are
+#
+#     FR(a; c) = d/de J(x + e a)^T c   (FD of reverse-mode gradients):  Re<FR(a; w), b> = S
+#     FF(a; b) = d/de J(x + e a) b     (FD of forward-mode JVPs):       Re<w, FF(a; b)> = S
+#
+# forward-over-forward and reverse-over-forward take FR, forward-over-reverse and
+# reverse-over-reverse take FF. Batched tangents (make_dual(batched=True)) and batched
+# cotangents (is_grads_batched=True) are checked at each of the two levels of each
+# composition against the same references.
+
+# (the modes of the higher-order sweep, grouped in conftest's summary)
+SECOND = ("forward-over-forward", "reverse-over-forward", "forward-over-reverse",
+          "reverse-over-reverse")
+# the entries whose third derivatives and nested functional transforms are checked: every
+# family of rules (outputs-reading elementwise formulas, binary formulas, reductions,
+# scans, sorting, indexing, products, the linear algebra, the fft family)
+THIRD_ORDER = ("exp", "tanh", "sqrt", "log", "sin", "reciprocal", "arctan", "sinc", "abs",
+               "power", "divide", "multiply", "hypot", "arctan2", "logaddexp", "maximum",
+               "prod", "cumprod", "std", "var", "amax", "sort", "getitem", "where", "clip",
+               "matmul", "einsum", "linalg.inv", "linalg.det", "linalg.slogdet",
+               "linalg.solve", "linalg.cholesky", "linalg.eigh", "linalg.svdvals",
+               "linalg.qr", "linalg.pinv", "linalg.norm", "fft.fft", "fft.rfft", "fft.irfft")
+
+
+def rich_sample(ss: list[Sample]) -> list[Sample]:
+    """The first sample whose differentiable inputs all hold at least two elements (a
+    0-d or empty one leaves broadcasting and batching untested); else the first."""
+    for s in ss:
+        if all(np.size(s.args[i]) >= 2 for i in s.diff):
+            return [s]
+    return ss[:1]
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any, lead: tuple[int, ...] = ()) -> np.ndarray:
+    return np.zeros(lead + tuple(shape), dtype)
+
+
+def _with(s: Sample, xs: list[Any]) -> tuple[Any, ...]:
+    args = list(s.args)
+    for i, x in zip(s.diff, xs, strict=True):
+        args[i] = x
+    return tuple(args)
+
+
+def _tangent_np(t: Any, like: Any, lead: tuple[int, ...]) -> np.ndarray:
+    """A tangent as an array; ``None`` (a symbolic zero) as zeros of the expected shape."""
+    if t is None:
+        return _zeros(np.shape(like), np.asarray(to_np(like)).dtype, lead)
+    out = to_np(t)
+    want = lead + tuple(np.shape(like))
+    assert out.shape == want, f"tangent shape {out.shape} != {want}"
+    return out
+
+
+def _grads(outs: list[Any], xs: list[Any], cots: list[Any], **kw: Any) -> list[Any]:
+    """da.grad of the outputs that require grad (the others are constant: zero)."""
+    lead = (np.shape(cots[0])[0],) if kw.get("is_grads_batched") and cots else ()
+    pairs = [(o, c) for o, c in zip(outs, cots, strict=True)
+             if isinstance(o, da.Tensor) and o.requires_grad]
+    if not pairs:
+        return [da.as_tensor(_zeros(x.shape, x.dtype, lead)) for x in xs]
+    return list(da.grad([o for o, _ in pairs], xs,
+                        grad_outputs=[da.as_tensor(c) for _, c in pairs],
+                        allow_unused=True, materialize_grads=True, **kw))
+
+
+def nested_forward(op: OpInfo, s: Sample, u_in: list[Any], u_out: list[Any], *,
+                   batched_in: bool = False, batched_out: bool = False, rg: bool = False
+                   ) -> tuple[list[Any], list[Any]]:
+    """forward-over-forward: the outer-level tangent of the inner-level tangent of f, i.e.
+    f''(x)[u_in, u_out], with u_in at the inner level and u_out at the outer one.
+
+    Returns (the leaves, the second-order tangents as Tensors or None); with ``rg`` the
+    leaves require grad (for reverse over forward-over-forward)."""
+    xs = [da.as_tensor(s.args[i]) for i in s.diff]
+    if rg:
+        xs = [x.detach().requires_grad_(True) for x in xs]
+    with da.dual_level() as outer:
+        d1 = [da.make_dual(x, da.as_tensor(u), batched=batched_out)
+              for x, u in zip(xs, u_out, strict=True)]
+        with da.dual_level() as inner:
+            d2 = [da.make_dual(x, da.as_tensor(u), batched=batched_in)
+                  for x, u in zip(d1, u_in, strict=True)]
+            outs = run(op, s, _with(s, d2))
+            ts = [da.unpack_dual(o, level=inner).tangent for o in outs]
+        tts = [None if t is None else da.unpack_dual(t, level=outer).tangent for t in ts]
+    return xs, tts
+
+
+def second_ff(op: OpInfo, s: Sample, u_in: list[Any], u_out: list[Any], **kw: Any
+              ) -> list[np.ndarray]:
+    _, tts = nested_forward(op, s, u_in, u_out, **kw)
+    outs = evaluate(op, s, [s.args[i] for i in s.diff])
+    lead = (B,) if kw.get("batched_in") or kw.get("batched_out") else ()
+    return [_tangent_np(t, o, lead) for t, o in zip(tts, outs, strict=True)]
+
+
+def second_rf(op: OpInfo, s: Sample, u: list[Any], w: list[Any], *, batched_tan: bool = False,
+              batched_cot: bool = False) -> list[np.ndarray]:
+    """reverse-over-forward: the gradient of Re<w, J(x) u>, the tangent computed inside a
+    dual level from primals that require grad."""
+    xs, args = leaves(s)
+    with da.dual_level():
+        duals = [da.make_dual(x, da.as_tensor(d), batched=batched_tan)
+                 for x, d in zip(xs, u, strict=True)]
+        outs = run(op, s, _with(s, duals))
+        ts = [da.unpack_dual(o).tangent for o in outs]
+    gs = _grads(ts, xs, w, is_grads_batched=batched_cot)
+    return [to_np(g) for g in gs]
+
+
+def second_fr(op: OpInfo, s: Sample, u: list[Any], w: list[Any], *, batched_tan: bool = False,
+              batched_cot: bool = False) -> list[np.ndarray]:
+    """forward-over-reverse: the tangent of the gradient of Re<w, f>, the backward pass run
+    inside a dual level (the hvp way)."""
+    xs = [da.as_tensor(s.args[i]).detach().requires_grad_(True) for i in s.diff]
+    lead = (B,) if batched_tan or batched_cot else ()
+    with da.dual_level():
+        duals = [da.make_dual(x, da.as_tensor(d), batched=batched_tan)
+                 for x, d in zip(xs, u, strict=True)]
+        outs = run(op, s, _with(s, duals))
+        gs = _grads(outs, duals, w, is_grads_batched=batched_cot)
+        ts = [da.unpack_dual(g).tangent for g in gs]
+    return [_tangent_np(t, x, lead) for t, x in zip(ts, xs, strict=True)]
+
+
+def second_rr(op: OpInfo, s: Sample, w: list[Any], u: list[Any], *, batched_first: bool = False,
+              batched_second: bool = False) -> list[np.ndarray]:
+    """reverse-over-reverse: the gradient of Re<u, grad Re<w, f>> (create_graph=True)."""
+    xs, args = leaves(s)
+    outs = run(op, s, args)
+    gs = _grads(outs, xs, w, is_grads_batched=batched_first, create_graph=True)
+    hv = _grads(gs, xs, u, is_grads_batched=batched_second)
+    return [to_np(h) for h in hv]
+
+
+def _shifted(s: Sample, a: list[np.ndarray], k: float) -> Sample:
+    """The widened sample moved by k * FD_H along a."""
+    w = widen(s)
+    args = list(w.args)
+    for i, d in zip(s.diff, a, strict=True):
+        args[i] = args[i] + k * FD_H * np.asarray(d).astype(args[i].dtype)
+    return dataclasses.replace(w, args=tuple(args))
+
+
+def _wide(xs: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.asarray(x).astype(WIDE[np.asarray(x).dtype.name]) for x in xs]
+
+
+def fd_of(first: Callable[[Sample], list[np.ndarray]], s: Sample, a: list[np.ndarray]
+          ) -> list[np.ndarray]:
+    """Fourth-order central difference along ``a`` of ``first`` (a derivative of the
+    widened op, given the moved sample)."""
+    f = {k: first(_shifted(s, a, k)) for k in (-2, -1, 1, 2)}
+    return [(-f[2][i] + 8 * f[1][i] - 8 * f[-1][i] + f[-2][i]) / (12 * FD_H)
+            for i in range(len(f[1]))]
+
+
+def fd_reverse(op: OpInfo, s: Sample, a: list[np.ndarray], c: list[np.ndarray],
+               batched: bool = False) -> list[np.ndarray]:
+    """FR(a; c): finite differences of reverse-mode gradients (Re<FR, b> = S(c; a, b))."""
+    return fd_of(lambda sh: vjp(op, sh, _wide(c), batched=batched)[0], s, a)
+
+
+def fd_forward(op: OpInfo, s: Sample, a: list[np.ndarray], b: list[np.ndarray],
+               batched: bool = False) -> list[np.ndarray]:
+    """FF(a; b): finite differences of forward-mode JVPs (Re<w, FF> = S(w; a, b))."""
+    return fd_of(lambda sh: jvp(op, sh, _wide(b), batched=batched)[1], s, a)
+
+
+class Second:
+    """Directions, cotangents and the finite-difference references of one (op, dtype,
+    sample), shared by the compositions' checks (each reference computed once)."""
+
+    _cache: dict[tuple[str, str, str], Second] = {}
+
+    def __init__(self, op: OpInfo, dtype: str, s: Sample) -> None:
+        self.op, self.s = op, s
+        rng = rng_for(op, dtype, s, "second")
+        xs = [s.args[i] for i in s.diff]
+        self.w = cotangents(op, s, rng)
+        self.W = cotangents(op, s, rng, (B,))
+        self.u1 = [rand_like(rng, x) for x in xs]
+        self.u2 = [rand_like(rng, x) for x in xs]
+        self.U = [rand_like(rng, x, (B,)) for x in xs]
+        self.tol = tol_for(dtype, self.w)
+        self._refs: dict[str, list[np.ndarray]] = {}
+
+    @classmethod
+    def of(cls, op: OpInfo, dtype: str, s: Sample) -> Second:
+        key = (op.name, dtype, s.desc)
+        if key not in cls._cache:
+            cls._cache[key] = cls(op, dtype, s)
+        return cls._cache[key]
+
+    def ref(self, name: str) -> list[np.ndarray]:
+        if name not in self._refs:
+            op, s = self.op, self.s
+            self._refs[name] = {
+                "FR(u2;w)": lambda: fd_reverse(op, s, self.u2, self.w),
+                "FR(u1;w)": lambda: fd_reverse(op, s, self.u1, self.w),
+                "FR(u2;W)": lambda: fd_reverse(op, s, self.u2, self.W, batched=True),
+                "FF(u2;u1)": lambda: fd_forward(op, s, self.u2, self.u1),
+                "FF(u1;U)": lambda: fd_forward(op, s, self.u1, self.U, batched=True),
+                "FF(u2;U)": lambda: fd_forward(op, s, self.u2, self.U, batched=True),
+            }[name]()
+        return self._refs[name]
+
+    def close(self, got: tuple[float, float], want: tuple[float, float], what: str) -> None:
+        scalar_close(got[0], want[0], got[1] + want[1], self.tol, what)
+
+
+def _at(xs: list[np.ndarray], b: int) -> list[np.ndarray]:
+    return [x[b] for x in xs]
+
+
+def check_second(op: OpInfo, dtype: str, s: Sample, mode: str, batched: bool = False) -> None:
+    """One composition of two modes (``mode`` in SECOND) vs finite differences of a first
+    derivative in another mode; ``batched``: batched tangents, then batched cotangents,
+    at the composition's two levels."""
+    c = Second.of(op, dtype, s)
+    w, W, u1, u2, U = c.w, c.W, c.u1, c.u2, c.U
+    if mode == "forward-over-forward":
+        if not batched:
+            c.close(inner(w, second_ff(op, s, u1, u2)), inner(c.ref("FR(u2;w)"), u1),
+                    "forward-over-forward vs FD of the reverse-mode gradient")
+        else:
+            got = second_ff(op, s, U, u2, batched_in=True)
+            for b in range(B):
+                c.close(inner(w, _at(got, b)), inner(c.ref("FR(u2;w)"), _at(U, b)),
+                        f"forward-over-forward, batched inner tangents [{b}] vs FD")
+            got = second_ff(op, s, u1, U, batched_out=True)
+            for b in range(B):
+                c.close(inner(w, _at(got, b)), inner(c.ref("FR(u1;w)"), _at(U, b)),
+                        f"forward-over-forward, batched outer tangents [{b}] vs FD")
+    elif mode == "reverse-over-forward":
+        if not batched:
+            c.close(inner(second_rf(op, s, u1, w), u2), inner(c.ref("FR(u2;w)"), u1),
+                    "reverse-over-forward vs FD of the reverse-mode gradient")
+        else:
+            ref = c.ref("FR(u2;W)")
+            got = inner(second_rf(op, s, U, W, batched_tan=True), u2)
+            want = [inner(_at(ref, b), _at(U, b)) for b in range(B)]
+            c.close(got, (sum(x[0] for x in want), sum(x[1] for x in want)),
+                    "reverse-over-forward, batched tangents vs FD")
+            got = second_rf(op, s, u1, W, batched_cot=True)
+            for b in range(B):
+                c.close(inner(_at(got, b), u2), inner(_at(ref, b), u1),
+                        f"reverse-over-forward, batched cotangents [{b}] vs FD")
+    elif mode == "forward-over-reverse":
+        if not batched:
+            c.close(inner(second_fr(op, s, u2, w), u1), inner(w, c.ref("FF(u2;u1)")),
+                    "forward-over-reverse vs FD of the forward-mode JVP")
+        else:
+            got = second_fr(op, s, U, w, batched_tan=True)
+            ref = c.ref("FF(u1;U)")
+            for b in range(B):
+                c.close(inner(_at(got, b), u1), inner(w, _at(ref, b)),
+                        f"forward-over-reverse, batched tangents [{b}] vs FD")
+            got = second_fr(op, s, u2, W, batched_cot=True)
+            for b in range(B):
+                c.close(inner(_at(got, b), u1), inner(_at(W, b), c.ref("FF(u2;u1)")),
+                        f"forward-over-reverse, batched cotangents [{b}] vs FD")
+    elif mode == "reverse-over-reverse":
+        if not batched:
+            c.close(inner(second_rr(op, s, w, u1), u2), inner(w, c.ref("FF(u2;u1)")),
+                    "reverse-over-reverse vs FD of the forward-mode JVP")
+        else:
+            ref = c.ref("FF(u2;U)")
+            got = inner(second_rr(op, s, W, U, batched_first=True), u2)
+            want = [inner(_at(W, b), _at(ref, b)) for b in range(B)]
+            c.close(got, (sum(x[0] for x in want), sum(x[1] for x in want)),
+                    "reverse-over-reverse, batched first cotangents vs FD")
+            got = second_rr(op, s, w, U, batched_second=True)
+            for b in range(B):
+                c.close(inner(_at(got, b), u2), inner(w, _at(ref, b)),
+                        f"reverse-over-reverse, batched second cotangents [{b}] vs FD")
+    else:
+        raise ValueError(mode)
+    record(op, dtype, ("batched-" if batched else "") + mode)
+
+
+# ---------------------------------------------------------------- third order
+#
+# T(w; a, b, c) = Re<w, f'''(x)[a, b, c]> (symmetric in a, b, c) by three compositions of
+# three modes, each against finite differences (along c) of a second derivative computed
+# in another composition.
+
+THIRD = ("forward-over-forward-over-reverse", "reverse-over-forward-over-forward",
+         "reverse-over-reverse-over-reverse")
+
+
+def third_ffr(op: OpInfo, s: Sample, w: list[Any], a: list[Any], b: list[Any]) -> list[Any]:
+    """A backward pass inside two nested dual levels: d/db d/da of grad Re<w, f>."""
+    xs = [da.as_tensor(s.args[i]).detach().requires_grad_(True) for i in s.diff]
+    with da.dual_level() as outer:
+        d1 = [da.make_dual(x, da.as_tensor(u)) for x, u in zip(xs, b, strict=True)]
+        with da.dual_level() as inner_:
+            d2 = [da.make_dual(x, da.as_tensor(u)) for x, u in zip(d1, a, strict=True)]
+            outs = run(op, s, _with(s, d2))
+            gs = _grads(outs, d2, w)
+            ts = [da.unpack_dual(g, level=inner_).tangent for g in gs]
+        tts = [None if t is None else da.unpack_dual(t, level=outer).tangent for t in ts]
+    return [_tangent_np(t, x, ()) for t, x in zip(tts, xs, strict=True)]
+
+
+def third_rff(op: OpInfo, s: Sample, w: list[Any], a: list[Any], b: list[Any]) -> list[Any]:
+    """The gradient of Re<w, f''(x)[a, b]>, the second derivative by nested dual levels."""
+    xs, tts = nested_forward(op, s, a, b, rg=True)
+    return [to_np(g) for g in _grads(tts, xs, w)]
+
+
+def third_rrr(op: OpInfo, s: Sample, w: list[Any], a: list[Any], b: list[Any]) -> list[Any]:
+    """Three backward passes, the first two with create_graph=True."""
+    xs, args = leaves(s)
+    g1 = _grads(run(op, s, args), xs, w, create_graph=True)
+    g2 = _grads(g1, xs, a, create_graph=True)
+    return [to_np(g) for g in _grads(g2, xs, b)]
+
+
+def check_third(op: OpInfo, dtype: str, s: Sample, mode: str) -> None:
+    c = Second.of(op, dtype, s)
+    rng = rng_for(op, dtype, s, "third")
+    u3 = [rand_like(rng, s.args[i]) for i in s.diff]
+    w, u1, u2 = c.w, c.u1, c.u2
+    ww = _wide(w)
+
+    def ff(sh: Sample) -> float:  # S(w; u1, u2) by forward-over-forward
+        return inner(ww, second_ff(op, sh, _wide(u1), _wide(u2)))[0]
+
+    def rr(sh: Sample) -> float:  # S(w; u1, u2) by reverse-over-reverse
+        return inner(second_rr(op, sh, ww, _wide(u1)), _wide(u2))[0]
+
+    if mode == THIRD[0]:
+        got, ref, via = inner(third_ffr(op, s, w, u1, u2), u3), ff, "forward-over-forward"
+    elif mode == THIRD[1]:
+        got, ref, via = inner(third_rff(op, s, w, u1, u2), u3), rr, "reverse-over-reverse"
+    elif mode == THIRD[2]:
+        got, ref, via = inner(third_rrr(op, s, w, u1, u2), u3), ff, "forward-over-forward"
+    else:
+        raise ValueError(mode)
+    f = {k: ref(_shifted(s, u3, k)) for k in (-2, -1, 1, 2)}
+    want = (-f[2] + 8 * f[1] - 8 * f[-1] + f[-2]) / (12 * FD_H)
+    scalar_close(got[0], want, got[1] + abs(want), c.tol,
+                 f"{mode} vs FD of the second derivative by {via}")
+    record(op, dtype, mode)
+
+
+# ---------------------------------------------------------------- nested functional transforms
+#
+# On f(x) = Re<w, op(x, ...)> of the entry's first differentiable input x (the others are
+# constants the function closes over), each nesting gives S(w; a, b) (or T(w; a, b, c)),
+# checked against finite differences of forward-mode JVPs (FF) or of the forward-over-forward
+# second derivative. jacfwd differentiates along real unit vectors and jacrev gives the
+# conjugate-Wirtinger gradient of each output's real part, so for complex inputs the
+# directions a jacfwd (or an inner jacrev) is contracted with are real.
+
+TRANSFORMS = ("grad-of-grad", "jacfwd-of-jacrev", "jacrev-of-jacfwd",
+              "jacrev-of-jacrev-of-jacrev", "hvp-create-graph")
+
+
+def _loss(op: OpInfo, s: Sample, w: list[np.ndarray]) -> Callable[[Any], Any]:
+    def f(x: Any) -> Any:
+        outs = run(op, s, _with(s, [x]))
+        tot = 0.0
+        for o, c in zip(outs, w, strict=True):
+            tot = tot + dnp.sum(dnp.real(dnp.conj(da.as_tensor(c)) * o))
+        return da.as_tensor(tot) * 1.0 if not isinstance(tot, da.Tensor) else tot
+
+    return f
+
+
+def _re(a: Any, b: Any) -> float:
+    return float(np.real(np.vdot(np.asarray(a), np.asarray(b))))
+
+
+def check_transform(op: OpInfo, dtype: str, s: Sample, mode: str) -> None:
+    import dualad.functional as F
+
+    s = dataclasses.replace(s, diff=s.diff[:1])
+    rng = rng_for(op, dtype, s, "transforms")
+    x0 = s.args[s.diff[0]]
+    w = cotangents(op, s, rng)
+    a, b, c = (rand_like(rng, x0) for _ in range(3))
+    ar, br = (np.real(u).astype(x0.dtype) for u in (a, b))
+    f = _loss(op, s, w)
+    n = x0.size
+    tol = tol_for(dtype, w)
+
+    def S(p: np.ndarray, q: np.ndarray) -> float:  # reference: FD of forward-mode JVPs
+        return inner(w, fd_forward(op, s, [q], [p]))[0]
+
+    def T(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> float:  # FD of forward-over-forward
+        ww = _wide(w)
+        vals = {k: inner(ww, second_ff(op, _shifted(s, [r], k), _wide([p]), _wide([q])))[0]
+                for k in (-2, -1, 1, 2)}
+        return (-vals[2] + 8 * vals[1] - 8 * vals[-1] + vals[-2]) / (12 * FD_H)
+
+    def grid(t: Any, k: int) -> np.ndarray:
+        return np.asarray(to_np(t)).reshape((n,) * k)
+
+    if mode == "grad-of-grad":
+        gg = F.grad(lambda x: dnp.sum(dnp.real(dnp.conj(da.as_tensor(a)) * F.grad(f)(x))))(x0)
+        got, want = _re(to_np(gg), b), S(a, b)
+    elif mode == "jacfwd-of-jacrev":
+        H = grid(F.jacfwd(F.jacrev(f))(x0), 2)
+        got, want = _re(a.ravel(), H @ br.ravel()), S(a, br)
+    elif mode == "jacrev-of-jacfwd":
+        H = grid(F.jacrev(F.jacfwd(f))(x0), 2)
+        got, want = _re(np.conj(H) @ b.ravel(), ar.ravel()), S(ar, b)
+    elif mode == "jacrev-of-jacrev-of-jacrev":
+        J3 = grid(F.jacrev(F.jacrev(F.jacrev(f)))(x0), 3)
+        got = float(np.real(np.einsum("i,j,ijk,k->", ar.ravel(), br.ravel(), np.conj(J3),
+                                      c.ravel())))
+        want = T(ar, br, c)
+    elif mode == "hvp-create-graph":
+        x = da.tensor(x0, requires_grad=True)
+        _, hv = F.hvp(f, x, da.as_tensor(a), create_graph=True)
+        got, want = _re(to_np(hv), b), S(a, b)
+        scalar_close(got, want, abs(got) + abs(want) + np.abs(to_np(hv)).sum(), tol,
+                     "hvp vs FD of the forward-mode JVP")
+        # (a result not connected to x differentiates to zero: right only for a quadratic f)
+        hb = dnp.sum(dnp.real(dnp.conj(da.as_tensor(b)) * hv))
+        g = to_np(da.grad(hb, [x], allow_unused=True, materialize_grads=True)[0]
+                  ) if hb.requires_grad else np.zeros_like(x0)
+        got, want = _re(g, c), T(a, b, c)
+    else:
+        raise ValueError(mode)
+    scalar_close(got, want, abs(got) + abs(want), tol, f"{mode} vs finite differences")
+    record(op, dtype, mode)
+
+
+# Known failures of the higher-order sweep, each a bug reported on issue 18:
+# name -> {(mode, dtype, sample desc): reason}; strict xfails, so a fix makes them fail.
+_HVP_CONSTANT = (
+    "issue 18 item 2: functional.hvp(create_graph=True) raises 'element 0 of tensors does not "
+    "require grad' for a function that does not depend on its input (here the sample's "
+    "output is constant in the first input), where create_graph=False returns zeros")
+_CUMPROD_UNDERFLOW = (
+    "cumprod's JVP (ops/reductions.py) takes its 'no zeros' branch y * cumsum(t / x) when no "
+    "x is 0 but a running product underflows to 0: the first derivative is then off by the "
+    "size of the underflowed product, its derivative by O(1) (d2/dx0dx1 of sum(cumprod(x)) "
+    "at x = [1e-170, 1e-170, 2] is 0 by reverse-over-reverse, NaN by forward-over-forward; "
+    "it is 3), and t / x overflows at a tiny x (NaN second derivative at x = 5.8e-305); "
+    "the exact branch is needed there")
+HIGHER_XFAIL: dict[str, dict[tuple[str | None, str | None, str | None], str]] = {
+    "imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
+    "Tensor.imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
+    "where": {("hvp-create-graph", "float64", "0d-cond"): _HVP_CONSTANT},
+    "linalg.matrix_power": {("hvp-create-graph", None, "n0"): _HVP_CONSTANT},
+    "cumprod": {(m, d, "underflow"): _CUMPROD_UNDERFLOW for m, ds in {
+        "double-backward": "dc", "forward-over-forward": "Cc", "reverse-over-forward": "Cc",
+        "forward-over-reverse": "fdCc", "reverse-over-reverse": "fdCc",
+        "batched-forward-over-forward": "c", "batched-reverse-over-forward": "dc",
+        "batched-forward-over-reverse": "dc", "batched-reverse-over-reverse": "dc",
+        **{m: "dc" for m in THIRD + TRANSFORMS}}.items() for d in (
+            {"f": "float32", "d": "float64", "C": "complex64", "c": "complex128"}[k]
+            for k in ds)},
+}
+for _name, _xf in HIGHER_XFAIL.items():
+    BY_NAME[_name].xfail.update(_xf)

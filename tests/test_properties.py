@@ -77,7 +77,7 @@ OPS = {
 
 
 @st.composite
-def programs(draw, dtype):
+def programs(draw, dtype, pool=None):
     n = draw(st.integers(1, 3))
     m = draw(st.integers(1, 3))
     els = st.floats(-2.0, 2.0, allow_nan=False, allow_infinity=False, width=64)
@@ -90,7 +90,7 @@ def programs(draw, dtype):
 
     x, w = arr(), arr()
     mask = draw(hnp.arrays(np.bool_, (n, m)))
-    steps = draw(st.lists(st.sampled_from(sorted(OPS)), min_size=1, max_size=6))
+    steps = draw(st.lists(st.sampled_from(sorted(pool or OPS)), min_size=1, max_size=6))
     seed = draw(st.integers(0, 2**32 - 1))
     return x, w, mask, steps, seed
 
@@ -186,3 +186,77 @@ def test_forward_over_reverse_equals_reverse_over_reverse(prog):
     else:
         hvp_rev = np.zeros_like(x)
     np.testing.assert_allclose(hvp_fwd, hvp_rev, rtol=1e-8, atol=1e-9, err_msg=str(steps))
+
+
+def _second_in_every_composition(x, w, mask, steps, seed):
+    """S = Re<v, f''(x)[u1, u2]> by forward-over-forward, reverse-over-forward,
+    forward-over-reverse and reverse-over-reverse, against finite differences of the
+    reverse-mode gradient (for the first two) and of the forward-mode JVP (the others)."""
+    f = _program(steps, mask)
+    rng = np.random.default_rng(seed)
+    u1, u2 = _rand(rng, x), _rand(rng, x)
+    wt = da.tensor(w)
+    v = _rand(rng, f(da.as_tensor(x), wt).detach().numpy())
+
+    def rev(z):  # J(z)^T v
+        zl = da.tensor(z, requires_grad=True)
+        (g,) = da.grad(f(zl, wt), zl, grad_outputs=da.tensor(v), allow_unused=True,
+                       materialize_grads=True)
+        return g.numpy()
+
+    def fwd(z):  # J(z) u1
+        with da.dual_level():
+            t = da.unpack_dual(f(da.make_dual(da.tensor(z), da.tensor(u1)), wt)).tangent
+        return np.zeros_like(v) if t is None else t.numpy()
+
+    def fd(first, h=1e-4):
+        return (-first(x + 2 * h * u2) + 8 * first(x + h * u2) - 8 * first(x - h * u2)
+                + first(x - 2 * h * u2)) / (12 * h)
+
+    want_rev = _re_inner(fd(rev), u1)
+    want_fwd = _re_inner(v, fd(fwd))
+    got = {}
+    with da.dual_level() as outer:  # forward over forward
+        x1 = da.make_dual(da.tensor(x), da.tensor(u2))
+        with da.dual_level() as inner:
+            t = da.unpack_dual(f(da.make_dual(x1, da.tensor(u1)), wt), level=inner).tangent
+        tt = None if t is None else da.unpack_dual(t, level=outer).tangent
+    got["forward-over-forward"] = (_re_inner(v, np.zeros_like(v) if tt is None else tt.numpy()),
+                                   want_rev)
+    xl = da.tensor(x, requires_grad=True)  # reverse over forward
+    with da.dual_level():
+        t = da.unpack_dual(f(da.make_dual(xl, da.tensor(u1)), wt)).tangent
+    g = da.grad(t, xl, grad_outputs=da.tensor(v), allow_unused=True, materialize_grads=True)[0] \
+        if t is not None and t.requires_grad else da.tensor(np.zeros_like(x))
+    got["reverse-over-forward"] = (_re_inner(g.numpy(), u2), want_rev)
+    with da.dual_level():  # forward over reverse
+        xd = da.make_dual(da.tensor(x, requires_grad=True), da.tensor(u2))
+        (g,) = da.grad(f(xd, wt), xd, grad_outputs=da.tensor(v), allow_unused=True,
+                       materialize_grads=True)
+        gt = da.unpack_dual(g).tangent
+    got["forward-over-reverse"] = (_re_inner(np.zeros_like(x) if gt is None else gt.numpy(), u1),
+                                   want_fwd)
+    xl = da.tensor(x, requires_grad=True)  # reverse over reverse
+    (g,) = da.grad(f(xl, wt), xl, grad_outputs=da.tensor(v), create_graph=True)
+    hv = da.grad(g, xl, grad_outputs=da.tensor(u1), allow_unused=True,
+                 materialize_grads=True)[0] if g.requires_grad else da.tensor(np.zeros_like(x))
+    got["reverse-over-reverse"] = (_re_inner(hv.numpy(), u2), want_fwd)
+    scale = np.abs(v).sum() * np.abs(u1).sum() * np.abs(u2).sum() + 1.0
+    for mode, (a, b) in got.items():
+        assert abs(a - b) <= 1e-5 * scale, f"{mode}: {a} != {b} (FD), program {steps}"
+
+
+# cumprod's second derivatives are wrong where an input is tiny but not 0 (its JVP divides
+# by x; found by this test at x = 5.8e-305; the op database holds the case as a strict
+# xfail, opdb._CUMPROD_UNDERFLOW): back in the pool when its rule is fixed
+SECOND_ORDER_POOL = sorted(set(OPS) - {"cumprod"})
+
+
+@given(programs("float64", SECOND_ORDER_POOL))
+def test_random_real_programs_in_every_composition_of_two_modes(prog):
+    _second_in_every_composition(*prog)
+
+
+@given(programs("complex128", SECOND_ORDER_POOL))
+def test_random_complex_programs_in_every_composition_of_two_modes(prog):
+    _second_in_every_composition(*prog)

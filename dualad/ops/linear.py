@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import collections
 import math
-import string
 import weakref
 from typing import Any
 
@@ -510,12 +509,13 @@ def _einsum_impl(*ops: Any, spec: str) -> Any:
 
 
 def _einsum_batch(arrays: Any, nbs: Any, *, spec: str) -> Any:
-    # One fresh letter for the (single) batch axis, in front of every batched operand.
+    # The batch axes in front of every batched operand as an ellipsis: an operand may carry
+    # fewer of them (a cotangent of a nested batched pass carries one per pass), aligned on
+    # the innermost like every batching rule's, and a batch axis of size 1 broadcasts.
     ins, out = spec.split("->")
-    free = next(c for c in string.ascii_letters if c not in spec)
-    terms = [(free * n) + t for t, n in zip(ins.split(","), nbs, strict=True)]
-    spec2 = ",".join(terms) + "->" + free + out
-    return np.einsum(spec2, *arrays, optimize=len(arrays) > 2), 1
+    terms = [("..." if n else "") + t for t, n in zip(ins.split(","), nbs, strict=True)]
+    spec2 = ",".join(terms) + "->..." + out
+    return np.einsum(spec2, *arrays, optimize=len(arrays) > 2), max(nbs)
 
 
 def _einsum_aval(args: Any, *, spec: str) -> Any:
