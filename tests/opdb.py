@@ -2294,26 +2294,11 @@ _HVP_CONSTANT = (
     "issue 18 item 2: functional.hvp(create_graph=True) raises 'element 0 of tensors does not "
     "require grad' for a function that does not depend on its input (here the sample's "
     "output is constant in the first input), where create_graph=False returns zeros")
-_CUMPROD_UNDERFLOW = (
-    "cumprod's JVP (ops/reductions.py) takes its 'no zeros' branch y * cumsum(t / x) when no "
-    "x is 0 but a running product underflows to 0: the first derivative is then off by the "
-    "size of the underflowed product, its derivative by O(1) (d2/dx0dx1 of sum(cumprod(x)) "
-    "at x = [1e-170, 1e-170, 2] is 0 by reverse-over-reverse, NaN by forward-over-forward; "
-    "it is 3), and t / x overflows at a tiny x (NaN second derivative at x = 5.8e-305); "
-    "the exact branch is needed there")
 HIGHER_XFAIL: dict[str, dict[tuple[str | None, str | None, str | None], str]] = {
     "imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
     "Tensor.imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
     "where": {("hvp-create-graph", "float64", "0d-cond"): _HVP_CONSTANT},
     "linalg.matrix_power": {("hvp-create-graph", None, "n0"): _HVP_CONSTANT},
-    "cumprod": {(m, d, "underflow"): _CUMPROD_UNDERFLOW for m, ds in {
-        "double-backward": "dc", "forward-over-forward": "Cc", "reverse-over-forward": "Cc",
-        "forward-over-reverse": "fdCc", "reverse-over-reverse": "fdCc",
-        "batched-forward-over-forward": "c", "batched-reverse-over-forward": "dc",
-        "batched-forward-over-reverse": "dc", "batched-reverse-over-reverse": "dc",
-        **{m: "dc" for m in THIRD + TRANSFORMS}}.items() for d in (
-            {"f": "float32", "d": "float64", "C": "complex64", "c": "complex128"}[k]
-            for k in ds)},
 }
 for _name, _xf in HIGHER_XFAIL.items():
     BY_NAME[_name].xfail.update(_xf)

@@ -246,10 +246,9 @@ def _second_in_every_composition(x, w, mask, steps, seed):
         assert abs(a - b) <= 1e-5 * scale, f"{mode}: {a} != {b} (FD), program {steps}"
 
 
-# cumprod's second derivatives are wrong where an input is tiny but not 0 (its JVP divides
-# by x; found by this test at x = 5.8e-305; the op database holds the case as a strict
-# xfail, opdb._CUMPROD_UNDERFLOW): back in the pool when its rule is fixed
-SECOND_ORDER_POOL = sorted(set(OPS) - {"cumprod"})
+# (cumprod was out of this pool until its rule took the exact branch where dividing by an
+# input loses the product: found by this test at x = 5.8e-305)
+SECOND_ORDER_POOL = sorted(OPS)
 
 
 @given(programs("float64", SECOND_ORDER_POOL))

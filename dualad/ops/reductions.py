@@ -92,10 +92,10 @@ def _cumprod_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
     from . import functions as F
 
     x, t = primals[0], tangents[0]
-    if not np.any(x._data == 0):
-        # dy = y * cumsum(t / x): two passes, valid away from zeros
+    if _divisible(x._data, out._data):
+        # dy = y * cumsum(t / x): two passes, exact where y / x_i is the product of the others
         return apply(_mul, out, apply(L.cumsum, apply(_div, t, x), axis=axis))
-    # Exact at zeros: dy_k = sum_{i<=k} t_i prod_{j<=k, j!=i} x_j  (O(n^2) along the axis)
+    # Exact anywhere: dy_k = sum_{i<=k} t_i prod_{j<=k, j!=i} x_j  (O(n^2) along the axis)
     n = x.shape[axis]
     xm, tm = F.moveaxis(x, axis, -1), F.moveaxis(t, axis, -1)
     eye = np.eye(n, dtype=bool, like=_like(x._data))  # constants on x's device (NEP 35)
@@ -103,6 +103,15 @@ def _cumprod_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
     upper = np.tril(np.ones((n, n), bool, like=_like(x._data))).T
     m = F.where(upper, F.cumprod(rows, -1), 0)  # keep k >= i
     return F.moveaxis(F.einsum("...i,...ik->...k", tm, m), -1, axis)
+
+
+def _divisible(x: Any, y: Any) -> bool:
+    """Whether ``y / x_i`` recovers the product of the other factors: no x is 0 and no 1 / x
+    overflows, no running product underflowed to 0 or a subnormal (which keeps too few
+    digits: at x = [1e-170, 1e-170, 2] it is 0, yet d y_1 / d x_0 = 1e-170) or overflowed."""
+    fin = np.finfo(y.dtype)
+    ax, ay = np.abs(x), np.abs(y)
+    return bool((ax > 1 / fin.max).all() and (ay >= fin.tiny).all() and (ay <= fin.max).all())
 
 
 cumprod = Primitive(
