@@ -182,11 +182,13 @@ np_namespace.update({
 # value" of 0 * inf, or of a branch a ``where`` masks) from inside dualad, nor raise under
 # the user's ``np.errstate(all="raise")``. Two ways, so that the hot paths pay nothing:
 #
-# - the general rules (Tensor-level formulas and hand-written rules, the array rules
-#   ``_unary_tangent``, ``_binary_tangent``, ``fast_jvp``'s terms, ``fast_vjp``) run with
-#   NumPy's floating-point errors ignored (``_quietly``: NumPy's error-state context
-#   variable set and reset, a fraction of a microsecond; ``np.errstate`` where it is
-#   missing). The primal of the op itself is computed outside, in the user's error state.
+# - the general rules on Tensors (the formulas, the hand-written rules, reverse's
+#   ``elementwise_t``) run with NumPy's floating-point errors ignored (``_quietly``:
+#   NumPy's error-state context variable set and reset, a fraction of a microsecond;
+#   ``np.errstate`` where it is missing); the array rules (``_unary_tangent``,
+#   ``_binary_tangent``, ``fast_jvp``'s terms, ``fast_vjp``) run as they are and again
+#   quietly on a warning (``_or_quietly``). The primal of the op itself is computed
+#   outside, in the user's error state.
 # - the generated hot code (hot functions, array transposes, the lane's steps) runs as it
 #   is, in a ``try`` (free unless something is raised): a warning raised there (this
 #   module's RuntimeWarnings are errors, by the filter below; an "error" filter or
@@ -225,6 +227,22 @@ def _quietly(fn: Any) -> Any:
             _quiet_reset(token)
 
     return quiet
+
+
+def _or_quietly(fn: Any) -> Any:
+    """``fn`` (an array rule: all its arithmetic in this module, whose RuntimeWarnings are
+    errors), or again quietly on a floating-point warning: free on the common path (an
+    error state of its own costs a few percent on large arrays, besides the setting)."""
+    quiet = _quietly(fn)
+
+    @functools.wraps(fn)
+    def run(*args: Any) -> Any:
+        try:
+            return fn(*args)
+        except _FP:  # (a singular point; fn wrote only into arrays it made)
+            return quiet(*args)
+
+    return run
 
 
 def _guarded(code: str, decline: str) -> str:
@@ -438,7 +456,7 @@ def fast_jvp(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     return _terms(prim, arrays, tans, y, L)
 
 
-@_quietly
+@_or_quietly
 def _terms(prim: Any, arrays: Any, tans: Any, y: Any, L: int) -> Any:
     """``fast_jvp``'s tangent: ``sum_i t_i * f_i``, at a primal ``y`` computed already."""
     acc = None
@@ -508,7 +526,7 @@ def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     return _unary_tangent(prim, x, g, nb, y, L)
 
 
-@_quietly
+@_or_quietly
 def _unary_tangent(prim: Any, x: Any, g: Any, nb: int, y: Any, L: int) -> Any:
     f = prim.kernels[0]
     if f.__class__ is int:  # 0, 1 or -1: no coefficient to compute
@@ -556,7 +574,7 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
     return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
 
-@_quietly
+@_or_quietly
 def _binary_tangent(prim: Any, xa: Any, ga: Any, xb: Any, gb: Any, nb: int, y: Any,
                     L: int) -> Any:
     if nb:  # batched tangents: their logical axes line up with the output's
@@ -927,7 +945,7 @@ def _sum_to(c: Any, shape: tuple[int, ...], nb: int = 0) -> Any:
     return c.sum(axis=axes, keepdims=True).reshape(want) if axes else c.reshape(want)
 
 
-@_quietly
+@_or_quietly
 def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od: Any) -> Any:
     """The transposed JVP on arrays: the program is ``sum_i multiply(t_i, c_i)``, so the
     cotangent of input i is multiply's transpose, ``ct * conj(c_i)`` summed to its shape.
