@@ -2288,17 +2288,3 @@ def check_transform(op: OpInfo, dtype: str, s: Sample, mode: str) -> None:
     record(op, dtype, mode)
 
 
-# Known failures of the higher-order sweep, each a bug reported on issue 18:
-# name -> {(mode, dtype, sample desc): reason}; strict xfails, so a fix makes them fail.
-_HVP_CONSTANT = (
-    "issue 18 item 2: functional.hvp(create_graph=True) raises 'element 0 of tensors does not "
-    "require grad' for a function that does not depend on its input (here the sample's "
-    "output is constant in the first input), where create_graph=False returns zeros")
-HIGHER_XFAIL: dict[str, dict[tuple[str | None, str | None, str | None], str]] = {
-    "imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
-    "Tensor.imag": {("hvp-create-graph", "float64", None): _HVP_CONSTANT},
-    "where": {("hvp-create-graph", "float64", "0d-cond"): _HVP_CONSTANT},
-    "linalg.matrix_power": {("hvp-create-graph", None, "n0"): _HVP_CONSTANT},
-}
-for _name, _xf in HIGHER_XFAIL.items():
-    BY_NAME[_name].xfail.update(_xf)
