@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _dispatch as _D
 from .. import grad_mode as _gm
+from .._backend import as_array as _as_array
 from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
@@ -529,14 +530,15 @@ def _align(g: Any, nb: int, nd: int) -> Any:
 def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
-        y = np.asarray(y)
+        y = np.asarray(y) if isinstance(y, _generic) else _as_array(y)
     if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars)
-        tt = np.asarray(tt)
+        tt = np.asarray(tt) if isinstance(tt, _generic) else _as_array(tt)
     if tt.shape != y.shape if not nb else tt.shape[nb:] != y.shape:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
-    return _flat(L, y, _wrap(tt, nb) if nb else tt)
+    # (a bare tangent is a NumPy array; another kind's is held as a Tensor, as a batch's)
+    return _flat(L, y, _wrap(tt, nb) if nb or tt.__class__ is not _ndarray else tt)
 
 
 def _flat(L: int, y: Any, tt: Any) -> Tensor:
@@ -1017,6 +1019,7 @@ def _wrap_array(c: Any) -> Any:
 
 _new = object.__new__
 _ndarray = np.ndarray
+_generic = np.generic
 _state = _gm.state
 _inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 

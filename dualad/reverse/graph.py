@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dispatch as D
 from .. import grad_mode as _gm
+from .._backend import as_array as _as_array
 from .._tensor import Tensor, _make
 from .linearize import fit_dtype, linearize, placeholder, transpose_program
 
@@ -93,7 +94,7 @@ class SavedValue:
             raise _modified(node, what, self.vc[0], self.version)
         v = self.packed if self.unpack is None else self.unpack(self.packed)
         if not isinstance(v, Tensor):
-            v = _make(np.asarray(v))
+            v = _make(v if v.__class__ is _ndarray else _as_array(v))
             if self.unpack is None:  # a plain output saved as its bare array
                 v._vc = self.vc
         if self.nr >= 0:
@@ -345,7 +346,9 @@ class Node:
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
             if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
-                                           and not _gm.state.grad):
+                                           and not _gm.state.grad
+                                           and c._data.__class__ is _ndarray):  # (bare
+                # cotangents are NumPy's: another kind's are Tensors, on the general way)
                 arrays = self._plain_arrays()
                 if arrays is not None:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
