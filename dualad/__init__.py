@@ -21,6 +21,7 @@ from . import (
     reverse,  # noqa: F401  (installs recording and linearization)
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
+from ._dask import compute
 from ._tensor import Tensor
 from ._version import __version__
 from .forward_ad import (
@@ -67,3 +68,4 @@ __all__ = [
     "zeros_like", "backward", "grad", "Function", "FunctionCtx", "InplaceFunction",
     "once_differentiable", "functional", "GradcheckError", "gradcheck", "gradgradcheck",
 ]
+__all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)

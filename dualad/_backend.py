@@ -110,3 +110,11 @@ def as_array(a: Any) -> Any:
     """``a`` as an array: a CuPy or Dask array as it is (lazy stays lazy), anything else
     (NumPy scalars, Python numbers) through ``numpy.asarray``."""
     return a if is_dask_array(a) or is_cupy_array(a) else np.asarray(a)
+
+
+def repr_body(a: Any) -> str:
+    """What ``repr`` shows of an array that is not NumPy's, computing nothing."""
+    if is_dask_array(a):
+        return repr(a)
+    return np.array2string(a.get() if hasattr(a, "get") else a, separator=", ",
+                           prefix="tensor(")

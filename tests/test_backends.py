@@ -11,6 +11,7 @@ import opdb
 import pytest
 
 import dualad as da
+import dualad.numpy as dnp
 
 dask = pytest.importorskip("dask")
 dka = pytest.importorskip("dask.array")
@@ -127,7 +128,7 @@ def _close(b: Backend, got: Any, want: np.ndarray, what: str) -> None:
     opdb.close(b.get(got), want, opdb.AD_TOL["float64"], what)
 
 
-def _cases(first: int = 2) -> list[Any]:
+def _cases(mode: str, first: int = 2) -> list[Any]:
     """float64 samples with arrays of one or more axes (where chunks matter)."""
     out = []
     for op in opdb.OPS:
@@ -137,22 +138,33 @@ def _cases(first: int = 2) -> list[Any]:
                   if not s.xfail and s.diff and all(np.ndim(s.args[i]) for i in s.diff)
                   and all(np.size(s.args[i]) for i in s.diff)][:first]
         for s in picked:
-            why = NOT_LAZY.get(op.name)
+            why = next((NOT_LAZY[k, m] for k in (op.name, f"{op.name}-{s.desc}")
+                        for m in (None, mode) if (k, m) in NOT_LAZY), None)
             marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
             out.append(pytest.param(op, s, id=f"{op.name}-{s.desc}", marks=marks))
     return out
 
 
-# Functions that cannot stay lazy on Dask (documented in docs/backends.md), by name.
-NOT_LAZY: dict[str, str] = {}
+# Functions that do not stay lazy on Dask yet (docs/backends.md), by (name, mode); mode
+# None: both. Each raises or computes; none gives a wrong number.
+_FANCY = "Dask has no n-d fancy indexing (diagonal gathers by it)"
+_SCATTER = "the transpose scatters with numpy.add.at, which Dask lacks"
+NOT_LAZY: dict[tuple[str, str | None], str] = {
+    ("cumprod", None): "the rule branches in Python on whether an element is zero",
+    ("trace", None): _FANCY, ("diagonal", None): _FANCY, ("take_along_axis", None): _FANCY,
+    ("diag", "forward"): _FANCY, ("diag", "reverse"): _FANCY,
+    ("reshape-2x3T-shape(3,2)", None): "Dask cannot reshape a Fortran-ordered view's chunks lazily",
+    ("sort", None): "Dask has no sort (numpy.argsort computes)",
+    ("nansum", "reverse"): "where with a mask computed by isnan, which the rule reads",
+    ("repeat", "reverse"): _SCATTER, ("roll", "reverse"): _SCATTER,
+    ("take", "reverse"): _SCATTER, ("triu", "reverse"): _SCATTER,
+    ("tril", "reverse"): _SCATTER,
+}
 # Dask's own limits, not dualad's: its FFTs need one chunk along the transformed axes and
 # its linalg has no det, eigh, slogdet, pinv, ... (docs/backends.md).
 DASK_LIMITS = ("fft.", "linalg.")
 
-CASES = _cases()
-
-
-@pytest.mark.parametrize(("op", "s"), CASES)
+@pytest.mark.parametrize(("op", "s"), _cases("forward"))
 def test_forward_stays_lazy_and_matches_numpy(backend: Backend, op: opdb.OpInfo,
                                               s: opdb.Sample) -> None:
     rng = opdb.rng_for(op, "float64", s, "backend")
@@ -169,7 +181,7 @@ def test_forward_stays_lazy_and_matches_numpy(backend: Backend, op: opdb.OpInfo,
             _close(backend, t, wt, f"{op.name} tangent")
 
 
-@pytest.mark.parametrize(("op", "s"), CASES)
+@pytest.mark.parametrize(("op", "s"), _cases("reverse"))
 def test_reverse_stays_lazy_and_matches_numpy(backend: Backend, op: opdb.OpInfo,
                                               s: opdb.Sample) -> None:
     rng = opdb.rng_for(op, "float64", s, "backend-rev")
@@ -180,3 +192,120 @@ def test_reverse_stays_lazy_and_matches_numpy(backend: Backend, op: opdb.OpInfo,
     _check_kind(backend, [g._data for g in got], f"{op.name} reverse")
     for g, w in zip(got, want, strict=True):
         _close(backend, g._data, w, f"{op.name} gradient")
+
+
+# ------------------------------------------------------------- lazy until compute(), on Dask
+
+
+def _counted(n: int, chunk: int, calls: list[int]) -> Any:
+    """A Dask array of n float64 values whose blocks come from a function counting its calls."""
+    def block(block_info: Any = None) -> np.ndarray:
+        calls.append(1)
+        lo, hi = block_info[None]["array-location"][0]
+        return np.linspace(0.5, 1.5, n)[lo:hi]
+
+    return dka.map_blocks(block, chunks=((chunk,) * (n // chunk),), dtype=np.float64,
+                          meta=np.empty((0,)))  # (meta given: no call to infer it)
+
+
+def _loss(x: da.Tensor) -> da.Tensor:
+    return (dnp.sin(x) * x + dnp.exp(-x) / 3.0).sum()
+
+
+def _grad_np(x: np.ndarray) -> np.ndarray:  # the closed form of _loss's gradient
+    return np.cos(x) * x + np.sin(x) - np.exp(-x) / 3.0
+
+
+def test_nothing_runs_before_compute_and_compute_shares_the_graph() -> None:
+    calls: list[int] = []
+    x = da.tensor(_counted(12, 3, calls), requires_grad=True)
+    loss = _loss(x)
+    loss.backward()
+    g1 = da.grad(_loss(x), x)[0]
+    with da.dual_level():
+        d = da.make_dual(x.detach(), da.ones_like(x.detach()))
+        tangent = da.unpack_dual(_loss(d)).tangent
+    assert calls == [], "a block was evaluated before compute()"
+    assert isinstance(x.grad._data, dka.Array) and isinstance(tangent._data, dka.Array)
+    repr(x.grad)  # shows the graph, computes nothing
+    assert calls == []
+    value, grad, again, t = da.compute(loss, x.grad, g1, tangent)
+    assert len(calls) == 4, f"{len(calls)} block evaluations, not x's 4 blocks once for all"
+    xn = np.linspace(0.5, 1.5, 12)
+    np.testing.assert_allclose(grad.numpy(), _grad_np(xn), rtol=1e-12)
+    np.testing.assert_allclose(again.numpy(), _grad_np(xn), rtol=1e-12)
+    np.testing.assert_allclose(t.numpy(), _grad_np(xn).sum(), rtol=1e-12)
+    np.testing.assert_allclose(value.numpy(), (np.sin(xn) * xn + np.exp(-xn) / 3).sum())
+    c = x.grad.compute()
+    assert isinstance(c, da.Tensor) and isinstance(c._data, np.ndarray)
+    np.testing.assert_allclose(c.numpy(), _grad_np(xn), rtol=1e-12)
+
+
+def test_grad_accumulates_lazily() -> None:
+    xn = np.linspace(0.5, 1.5, 8)
+    x = da.tensor(dka.from_array(xn, chunks=3), requires_grad=True)
+    with Dask().no_compute():
+        _loss(x).backward()
+        _loss(x).backward()  # .grad accumulates: a new graph, nothing computed
+    assert isinstance(x.grad._data, dka.Array)
+    np.testing.assert_allclose(x.grad.compute().numpy(), 2 * _grad_np(xn), rtol=1e-12)
+
+
+def test_functional_api_stays_lazy() -> None:
+    import dualad.functional as AF
+
+    rng = np.random.default_rng(0)
+    xn, un = rng.uniform(0.5, 1.5, 6), rng.standard_normal(6)
+    f = lambda x: (dnp.sin(x) * x + x * x * x).sum()  # noqa: E731
+    fv = lambda x: dnp.sin(x) * x[::-1]  # noqa: E731
+    ref = {}
+    got = {}
+    for name, xs, u in (("numpy", xn, un), ("dask", dka.from_array(xn, chunks=4),
+                                              dka.from_array(un, chunks=4))):
+        x, v = da.tensor(xs), da.tensor(u)
+        with Dask().no_compute() if name == "dask" else contextlib.nullcontext():
+            out = {
+                "jvp": AF.jvp(fv, x, v)[1], "vjp": AF.vjp(fv, x, v)[1],
+                "hvp": AF.hvp(f, x, v)[1], "vhp": AF.vhp(f, x, v)[1],
+                "jacobian": AF.jacobian(fv, x), "hessian": AF.hessian(f, x),
+            }
+        (got if name == "dask" else ref).update(out)
+    for k, r in ref.items():
+        assert isinstance(got[k]._data, dka.Array), f"{k}: computed into NumPy"
+        np.testing.assert_allclose(got[k].compute().numpy(), r.numpy(), rtol=1e-12,
+                                   atol=1e-12, err_msg=k)
+
+
+def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
+    from dualad import _backend
+
+    x = da.tensor(dka.from_array(np.arange(4.0), chunks=2), requires_grad=True)
+    y = (x * np.arange(4.0)).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.compute().numpy(), np.arange(4.0))
+    assert _backend.namespace(np.ones(2), x._data) is dka
+
+    class FakeGpu:  # what _backend sees of a CuPy array, without a GPU
+        pass
+
+    import unittest.mock as mock
+
+    with mock.patch.object(_backend, "_kind", lambda a: "cupy" if isinstance(a, FakeGpu)
+                           else "numpy" if isinstance(a, np.ndarray) else None), \
+            pytest.raises(RuntimeError, match="same device"):
+        _backend.namespace(np.ones(2), FakeGpu())
+
+
+def test_gradient_on_a_local_distributed_cluster() -> None:
+    """The graph of a gradient pickles and runs on worker processes."""
+    distributed = pytest.importorskip("distributed")
+    xn = np.linspace(0.5, 1.5, 40)
+    x = da.tensor(dka.from_array(xn, chunks=10), requires_grad=True)
+    loss = _loss(x)
+    loss.backward()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, host="127.0.0.1") as cluster, \
+            distributed.Client(cluster):
+        value, grad = da.compute(loss, x.grad)
+    np.testing.assert_allclose(grad.numpy(), _grad_np(xn), rtol=1e-12)
+    np.testing.assert_allclose(value.numpy(), (np.sin(xn) * xn + np.exp(-xn) / 3).sum())

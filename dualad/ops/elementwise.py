@@ -836,8 +836,9 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
     if f.__class__ is not int:
         k = f(*arrays, y)
         if k.__class__ is not _ndarray and k.__class__ is not float:
-            k = np.asarray(k)  # NumPy scalars (0-d results), Python complex, bool, int
-        if k.__class__ is _ndarray:
+            k = np.asarray(k) if isinstance(k, _generic) else _as_array(k)  # NumPy scalars
+            # (0-d results), Python complex, bool, int; a Dask or CuPy array as it is
+        if k.__class__ is not float:
             if k.dtype is not od:
                 k = _coef_dtype(k, od)
             if k.dtype.kind == "c":
@@ -870,12 +871,13 @@ def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
     """``c`` summed to the input's shape (past ``nb`` batch axes), in the input's dtype."""
     n = nb if nb > 0 else 0
     if c.__class__ is not _ndarray:
-        c = np.asarray(c)
+        c = np.asarray(c) if isinstance(c, _generic) else _as_array(c)
     if (c.shape != shape) if not n else (c.shape[n:] != shape):
         c = _sum_to(c, shape, n)
     if c.dtype is not dtype and c.dtype != dtype:  # the adjoint of R -> C is the real part
         c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
-    return c if nb < 0 else _wrap(c, nb)
+    return c if nb < 0 and c.__class__ is _ndarray else _wrap(c, nb if nb > 0 else 0)  # (the
+    # engine's bare cotangents are NumPy's: another kind's is a Tensor)
 
 
 # -- the array transpose, generated per primitive from its formulas --------------------
