@@ -155,10 +155,8 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     ("diag", "forward"): _FANCY, ("diag", "reverse"): _FANCY,
     ("reshape-2x3T-shape(3,2)", None): "Dask cannot reshape a Fortran-ordered view's chunks lazily",
     ("sort", None): "Dask has no sort (numpy.argsort computes)",
-    ("nansum", "reverse"): "where with a mask computed by isnan, which the rule reads",
     ("repeat", "reverse"): _SCATTER, ("roll", "reverse"): _SCATTER,
-    ("take", "reverse"): _SCATTER, ("triu", "reverse"): _SCATTER,
-    ("tril", "reverse"): _SCATTER,
+    ("take", "reverse"): _SCATTER,
 }
 # Dask's own limits, not dualad's: its FFTs need one chunk along the transformed axes and
 # its linalg has no det, eigh, slogdet, pinv, ... (docs/backends.md).

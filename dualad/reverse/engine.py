@@ -71,7 +71,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                 )
             g = _make(np.ones(o.shape, dtype=o.dtype, like=_like(o._data)))
         elif not isinstance(g, Tensor):
-            g = _make(np.asarray(g, dtype=o.dtype))
+            g = _make(_backend.asarray(g, dtype=o.dtype))  # (a Dask array stays lazy)
         want = o.shape
         got = g.shape[1:] if batched else g.shape
         if got != want:

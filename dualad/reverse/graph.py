@@ -630,7 +630,7 @@ def edge_of(t: Tensor) -> tuple[Any, int]:
 def _aval(a: Any) -> tuple[tuple[int, ...], Any]:
     if isinstance(a, Tensor):
         return a.shape, a._data.dtype
-    arr = np.asarray(a)
+    arr = a if hasattr(a, "dtype") and hasattr(a, "shape") else np.asarray(a)  # (lazy stays)
     return arr.shape, arr.dtype
 
 
@@ -711,7 +711,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:
                         continue  # a Python scalar: kept in consts already
-                    a = _make(np.asarray(a))
+                    a = _make(a if a.__class__ is _ndarray else _as_array(a))
                 elif a._meta is not None:
                     _savable(a)
                 saved[r] = a if plain and not a._version else SavedValue(a)
