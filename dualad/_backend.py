@@ -118,3 +118,20 @@ def repr_body(a: Any) -> str:
         return repr(a)
     return np.array2string(a.get() if hasattr(a, "get") else a, separator=", ",
                            prefix="tensor(")
+
+
+def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
+    """``numpy.broadcast_to`` for any kind. A Dask array gets chunks of Dask's configured
+    size (``array.chunk-size``) along the axes it is broadcast over, not one chunk of the
+    whole shape (a loss's cotangent broadcast back over a large input: one chunk would be
+    the whole array wherever it is sent or written)."""
+    if not is_dask_array(a):
+        return np.broadcast_to(a, shape)
+    import dask.array as dask_array
+    from dask.array.core import normalize_chunks
+
+    lead = len(shape) - a.ndim
+    chunks = tuple("auto" if i < lead or a.shape[i - lead] == 1 and n != 1
+                   else a.chunks[i - lead] for i, n in enumerate(shape))
+    return dask_array.broadcast_to(a, shape, chunks=normalize_chunks(chunks, shape,
+                                                                     dtype=a.dtype))

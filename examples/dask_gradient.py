@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 
+import dask
 import dask.array as dka
 import numpy as np
 import psutil
@@ -67,6 +68,8 @@ class PeakRSS:
 def main() -> None:
     full = "--full" in sys.argv
     n, chunk = (10**8, 10**6) if full else (10**6, 10**5)
+    # chunks Dask makes itself (a loss's cotangent broadcast back over x) of x's size
+    dask.config.set({"array.chunk-size": chunk * 8})
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       memory_limit="1GB", dashboard_address=None,
                       host="127.0.0.1") as cluster, Client(cluster) as client:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import broadcast_to as _broadcast_to
 from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor
@@ -108,7 +109,7 @@ transpose = _linear1(
 
 
 def _broadcast_impl(a: Any, *, shape: tuple[int, ...]) -> Any:
-    return np.broadcast_to(a, shape)
+    return np.broadcast_to(a, shape) if a.__class__ is np.ndarray else _broadcast_to(a, shape)
 
 
 def _broadcast_batch(arrays: Any, nbs: Any, *, shape: tuple[int, ...]) -> Any:
