@@ -135,3 +135,24 @@ def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
                    else a.chunks[i - lead] for i, n in enumerate(shape))
     return dask_array.broadcast_to(a, shape, chunks=normalize_chunks(chunks, shape,
                                                                      dtype=a.dtype))
+
+
+def _add_at_block(a: Any, shape: tuple[int, ...], dtype: Any, key: Any) -> Any:
+    z = np.zeros(shape, dtype)
+    np.add.at(z, key, a)
+    return z
+
+
+def add_at(z: Any, key: Any, a: Any) -> Any:
+    """``numpy.add.at(z, key, a)`` on zeros ``z``, returning the sum. Dask has no
+    scatter-add: there it is one lazy task over ``a`` as a single block (one block of
+    ``z``'s size: lazy and correct, not spread over chunks)."""
+    if not (is_dask_array(z) or is_dask_array(a)):
+        np.add.at(z, key, a)
+        return z
+    import dask
+    import dask.array as dask_array
+
+    task = dask.delayed(_add_at_block, pure=True)(a, z.shape, z.dtype, key)
+    return dask_array.from_delayed(task, z.shape, dtype=z.dtype,
+                                   meta=np.empty((0,) * z.ndim, z.dtype))
