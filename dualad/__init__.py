@@ -23,6 +23,7 @@ from . import (
     reverse,  # noqa: F401  (installs recording and linearization)
 )
 from . import ops as _ops  # noqa: F401  (operators and methods)
+from ._dask import compute
 from ._tensor import Tensor
 from ._variable import Variable
 from ._version import __version__
@@ -77,3 +78,4 @@ __all__ = [
     "once_differentiable", "functional", "detect_anomaly", "set_detect_anomaly",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "GradcheckError", "gradcheck", "gradgradcheck",
 ]
+__all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)

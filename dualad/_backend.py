@@ -1,10 +1,18 @@
-"""Array namespaces: NumPy by default, CuPy for GPU arrays (DESIGN §2.5)."""
+"""Array namespaces: the kind of array that came in (DESIGN §2.5).
+
+NumPy is the default; CuPy arrays (a GPU) and Dask arrays (larger than memory,
+or spread over a cluster) are kept as they are, and computed on with their own
+namespace. Namespace detection is array-api-compat's (``array_namespace``);
+where the Array API has no equivalent, NumPy's own functions dispatch to the
+array's library through NEP 18 (``__array_function__``) and NEP 35 (``like=``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array, is_dask_array
 
 try:  # optional; never required
     import cupy as _cupy  # type: ignore[import-not-found]
@@ -12,18 +20,50 @@ except Exception:  # pragma: no cover - no GPU here
     _cupy = None
 
 
+def is_dask(a: Any) -> bool:
+    """Whether ``a`` is a Dask array (checked without importing dask)."""
+    return is_dask_array(a)
+
+
+def _kind(a: Any) -> str | None:
+    """'numpy', 'cupy' or 'dask' for an array (a Dask array by its chunks' kind), else None."""
+    if isinstance(a, np.ndarray):
+        return "numpy"
+    if is_cupy_array(a):
+        return "cupy"
+    if is_dask_array(a):
+        if is_cupy_array(getattr(a, "_meta", None)):
+            return "dask-cupy"
+        return "dask"
+    return None
+
+
 def namespace(*arrays: Any) -> Any:
-    """The array module (``numpy`` or ``cupy``) that owns ``arrays``; mixing raises."""
-    xp = np
-    if _cupy is None:
-        return xp
-    kinds = {isinstance(a, _cupy.ndarray) for a in arrays if hasattr(a, "shape")}
-    if kinds == {True, False}:
+    """The array module that owns ``arrays`` (NumPy, CuPy or Dask); mixing devices raises.
+
+    NumPy arrays and scalars mixed with Dask arrays are fine (constants of a lazy
+    computation); NumPy mixed with CuPy, or CuPy-backed Dask with NumPy-backed Dask,
+    is an error.
+    """
+    kinds = set()
+    for a in arrays:
+        k = _kind(a)
+        if k is not None and k != "numpy":
+            kinds.add(k)
+    if not kinds:
+        return np
+    gpu = {"cupy", "dask-cupy"} & kinds
+    if gpu and (any(_kind(a) == "numpy" for a in arrays) and "dask-cupy" not in kinds
+                or kinds - gpu):
         raise RuntimeError(
-            "dualad: expected all arrays on the same device, found both NumPy (cpu) and CuPy "
-            "(gpu) arrays; move them to one device first (e.g. cupy.asarray or .get())"
+            "dualad: expected all arrays on the same device, found both CPU (NumPy) and GPU "
+            "(CuPy) arrays; move them to one device first (e.g. cupy.asarray or .get())"
         )
-    return _cupy if True in kinds else np
+    if "dask" in kinds or "dask-cupy" in kinds:
+        import dask.array as dask_array
+
+        return dask_array
+    return _cupy
 
 
 def device_of(a: Any) -> str:
@@ -33,15 +73,86 @@ def device_of(a: Any) -> str:
 
 
 def is_array(a: Any) -> bool:
-    return isinstance(a, np.ndarray) or (_cupy is not None and isinstance(a, _cupy.ndarray))
+    return isinstance(a, np.ndarray) or _kind(a) is not None
 
 
 def asarray(data: Any, dtype: Any = None, copy: bool | None = None) -> Any:
     if _cupy is not None and isinstance(data, _cupy.ndarray):
         return _cupy.array(data, dtype=dtype, copy=bool(copy))
+    if is_dask(data):  # stays lazy (a Dask array is immutable: no copy needed)
+        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
     return np.array(data, dtype=dtype, copy=copy)
 
 
 def like(a: Any) -> Any:
     """``a`` when it can steer array creation to its device (NEP 35 ``like=``), else None."""
     return a if hasattr(a, "__array_function__") and not isinstance(a, np.generic) else None
+
+
+def copy_like(data: Any, like_: Any) -> Any:
+    """A new array holding ``data`` in ``like_``'s dtype and kind (lazy stays lazy; the layout
+    of a dense NumPy/CuPy ``like_``, C or Fortran, is kept)."""
+    if is_dask_array(data) or is_dask_array(like_):
+        import dask.array as dask_array
+
+        return dask_array.asarray(data).astype(like_.dtype)
+    order = "F" if like_.flags.f_contiguous and not like_.flags.c_contiguous else "C"
+    return namespace(data, like_).array(data, dtype=like_.dtype, order=order, copy=True)
+
+
+def writeable(a: Any) -> bool:
+    """Whether ``a`` may be written in place (a Dask array never is: it is immutable)."""
+    return a.flags.writeable if a.__class__ is np.ndarray else (
+        getattr(a, "flags", None) is not None and a.flags.writeable)
+
+
+def as_array(a: Any) -> Any:
+    """``a`` as an array: a CuPy or Dask array as it is (lazy stays lazy), anything else
+    (NumPy scalars, Python numbers) through ``numpy.asarray``."""
+    return a if is_dask_array(a) or is_cupy_array(a) else np.asarray(a)
+
+
+def repr_body(a: Any) -> str:
+    """What ``repr`` shows of an array that is not NumPy's, computing nothing."""
+    if is_dask_array(a):
+        return repr(a)
+    return np.array2string(a.get() if hasattr(a, "get") else a, separator=", ",
+                           prefix="tensor(")
+
+
+def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
+    """``numpy.broadcast_to`` for any kind. A Dask array gets chunks of Dask's configured
+    size (``array.chunk-size``) along the axes it is broadcast over, not one chunk of the
+    whole shape (a loss's cotangent broadcast back over a large input: one chunk would be
+    the whole array wherever it is sent or written)."""
+    if not is_dask_array(a):
+        return np.broadcast_to(a, shape)
+    import dask.array as dask_array
+    from dask.array.core import normalize_chunks
+
+    lead = len(shape) - a.ndim
+    chunks = tuple("auto" if i < lead or a.shape[i - lead] == 1 and n != 1
+                   else a.chunks[i - lead] for i, n in enumerate(shape))
+    return dask_array.broadcast_to(a, shape, chunks=normalize_chunks(chunks, shape,
+                                                                     dtype=a.dtype))
+
+
+def _add_at_block(a: Any, shape: tuple[int, ...], dtype: Any, key: Any) -> Any:
+    z = np.zeros(shape, dtype)
+    np.add.at(z, key, a)
+    return z
+
+
+def add_at(z: Any, key: Any, a: Any) -> Any:
+    """``numpy.add.at(z, key, a)`` on zeros ``z``, returning the sum. Dask has no
+    scatter-add: there it is one lazy task over ``a`` as a single block (one block of
+    ``z``'s size: lazy and correct, not spread over chunks)."""
+    if not (is_dask_array(z) or is_dask_array(a)):
+        np.add.at(z, key, a)
+        return z
+    import dask
+    import dask.array as dask_array
+
+    task = dask.delayed(_add_at_block, pure=True)(a, z.shape, z.dtype, key)
+    return dask_array.from_delayed(task, z.shape, dtype=z.dtype,
+                                   meta=np.empty((0,) * z.ndim, z.dtype))

@@ -224,7 +224,8 @@ class Tensor:
         return self._data
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="tensor(")
+        body = np.array2string(self._data, separator=", ", prefix="tensor(") if \
+            self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
         extra = ""
         if self._data.dtype not in (np.float64, np.int64, np.bool_, np.complex128):
             extra += f", dtype={self._data.dtype}"

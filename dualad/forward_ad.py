@@ -20,8 +20,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from . import _dispatch as D
 from . import grad_mode as _gm
 from ._tensor import Tensor, _make
@@ -148,7 +146,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
             f"make_dual: the primal has dtype {x.dtype}; only floating and complex tensors can "
             "carry a tangent (convert with .astype('float64'))"
         )
-    t = tangent if isinstance(tangent, Tensor) else Tensor(np.asarray(tangent))
+    t = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
     want = ((t.shape[0],) if batched and t.ndim else ()) + x.shape
     if batched and t.ndim == 0:
         raise RuntimeError("make_dual(batched=True): the tangent needs a leading batch axis")

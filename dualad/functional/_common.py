@@ -15,6 +15,7 @@ import numpy as np
 
 import dualad as da
 from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
+from dualad._backend import like as _like
 from dualad.ops.linear import identity_seed
 
 Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
@@ -154,11 +155,11 @@ def numel(t: Tensor) -> int:
 
 
 def zeros_like(t: Tensor, lead: tuple[int, ...] = ()) -> Tensor:
-    return da.as_tensor(np.zeros(lead + tuple(t.shape), dtype=t.dtype))
+    return da.as_tensor(np.zeros(lead + tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 def ones_like(t: Tensor) -> Tensor:
-    return da.as_tensor(np.ones(tuple(t.shape), dtype=t.dtype))
+    return da.as_tensor(np.ones(tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 # ---------------------------------------------------------------------------

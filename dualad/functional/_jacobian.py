@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad._backend import like as _like
 
 from ._common import (
     Tensor,
@@ -299,7 +300,8 @@ def forward_blocks(
             c = cols.get((i, j))
             in_shape = tuple(x.shape)
             if c is None:
-                blk = da.as_tensor(np.zeros(out_shape + in_shape, dtype=o.dtype))
+                blk = da.as_tensor(np.zeros(out_shape + in_shape, dtype=o.dtype,
+                                            like=_like(o._data)))
             else:
                 blk = _columns_to_block(c, out_shape, in_shape)
                 if strict and create_graph and not blk.requires_grad:

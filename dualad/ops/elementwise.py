@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _dispatch as _D
 from .. import grad_mode as _gm
+from .._backend import as_array as _as_array
 from .._backend import like as _like
 from .._dispatch import Primitive, _wrap, apply
 from .._tensor import Tensor
@@ -653,14 +654,15 @@ def _align(g: Any, nb: int, nd: int) -> Any:
 def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
-        y = np.asarray(y)
+        y = np.asarray(y) if isinstance(y, _generic) else _as_array(y)
     if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars)
-        tt = np.asarray(tt)
+        tt = np.asarray(tt) if isinstance(tt, _generic) else _as_array(tt)
     if tt.shape != y.shape if not nb else tt.shape[nb:] != y.shape:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
-    return _flat(L, y, _wrap(tt, nb) if nb else tt)
+    # (a bare tangent is a NumPy array; another kind's is held as a Tensor, as a batch's)
+    return _flat(L, y, _wrap(tt, nb) if nb or tt.__class__ is not _ndarray else tt)
 
 
 def _flat(L: int, y: Any, tt: Any) -> Tensor:
@@ -969,8 +971,9 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
     if f.__class__ is not int:
         k = f(*arrays, y)
         if k.__class__ is not _ndarray and k.__class__ is not float:
-            k = np.asarray(k)  # NumPy scalars (0-d results), Python complex, bool, int
-        if k.__class__ is _ndarray:
+            k = np.asarray(k) if isinstance(k, _generic) else _as_array(k)  # NumPy scalars
+            # (0-d results), Python complex, bool, int; a Dask or CuPy array as it is
+        if k.__class__ is not float:
             if k.dtype is not od:
                 k = _coef_dtype(k, od)
             if k.dtype.kind == "c":
@@ -1003,12 +1006,13 @@ def _ct_finish(c: Any, nb: int, shape: Any, dtype: Any) -> Any:
     """``c`` summed to the input's shape (past ``nb`` batch axes), in the input's dtype."""
     n = nb if nb > 0 else 0
     if c.__class__ is not _ndarray:
-        c = np.asarray(c)
+        c = np.asarray(c) if isinstance(c, _generic) else _as_array(c)
     if (c.shape != shape) if not n else (c.shape[n:] != shape):
         c = _sum_to(c, shape, n)
     if c.dtype is not dtype and c.dtype != dtype:  # the adjoint of R -> C is the real part
         c = (c.real if c.dtype.kind == "c" and dtype.kind != "c" else c).astype(dtype)
-    return c if nb < 0 else _wrap(c, nb)
+    return c if nb < 0 and c.__class__ is _ndarray else _wrap(c, nb if nb > 0 else 0)  # (the
+    # engine's bare cotangents are NumPy's: another kind's is a Tensor)
 
 
 # -- the array transpose, generated per primitive from its formulas --------------------
@@ -1155,6 +1159,7 @@ def _wrap_array(c: Any) -> Any:
 
 _new = object.__new__
 _ndarray = np.ndarray
+_generic = np.generic
 _state = _gm.state
 _inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import _fastpaths
+from .._backend import add_at as _add_at
+from .._backend import broadcast_to as _broadcast_to
 from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor
@@ -108,7 +110,7 @@ transpose = _linear1(
 
 
 def _broadcast_impl(a: Any, *, shape: tuple[int, ...]) -> Any:
-    return np.broadcast_to(a, shape)
+    return np.broadcast_to(a, shape) if a.__class__ is np.ndarray else _broadcast_to(a, shape)
 
 
 def _broadcast_batch(arrays: Any, nbs: Any, *, shape: tuple[int, ...]) -> Any:
@@ -193,8 +195,10 @@ def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
     z = np.zeros(shape, dtype=a.dtype, like=_like(a))  # on a's device (NEP 35)
     if idx.basic:
         z[idx.key] = a
-    else:
+    elif z.__class__ is np.ndarray and a.__class__ is np.ndarray:
         np.add.at(z, idx.key, a)
+    else:  # (Dask has no scatter-add: one lazy task)
+        z = _add_at(z, idx.key, a)
     return z
 
 

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend
 from .. import _dispatch as D
 from .. import _fastpaths
 from .. import grad_mode as gm
 from .._backend import like as _like
+from .._backend import writeable as _writeable
 from .._tensor import Tensor, _make
 from ..forward_ad import _with_nb, unpack_dual
 from .graph import (
@@ -79,7 +81,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                 )
             g = _make(np.ones(o.shape, dtype=o.dtype, like=_like(o._data)))
         elif not isinstance(g, Tensor):
-            g = _make(np.asarray(g, dtype=o.dtype))
+            g = _make(_backend.asarray(g, dtype=o.dtype))  # (a Dask array stays lazy)
         want = o.shape
         got = g.shape[1:] if batched else g.shape
         if got != want:
@@ -244,8 +246,9 @@ def run(
         memo: dict[Any, bool] = {}
         feeds = functools.partial(_feeds_tangents, own=own, memo=memo)
     for (n, nr), c in zip(roots, cts, strict=True):
-        if _ENGINE and not create_graph and not c._level and not c._nb:
-            c = c._data  # the fast lane passes bare arrays between plain nodes
+        if _ENGINE and not create_graph and not c._level and not c._nb and \
+                c._data.__class__ is _ndarray:
+            c = c._data  # the fast lane passes bare (NumPy) arrays between plain nodes
         _add_to(buf, heap, n, nr, c, own)
     pop = heapq.heappop
     mode = gm.enable_grad() if create_graph else gm.no_grad()
@@ -590,7 +593,7 @@ def _add_to(buf: dict[Any, list[Any]], heap: list[Any], node: Any, nr: int, c: A
     s = a + c
     if isinstance(s, np.generic):  # 0-d + 0-d is a scalar
         s = np.asarray(s)
-    if (s if s.__class__ is np.ndarray else s._data).size >= _OWN_MIN and fresh(s, a, c):
+    if (s if s.__class__ is np.ndarray else getattr(s, "_data", s)).size >= _OWN_MIN and fresh(s, a, c):
         own[key] = s
     slot[nr] = s
 
@@ -666,8 +669,8 @@ def _add_into(acc: Any, c: Any) -> bool:
     # of its own level
     if not (kind == akind or (kind <= 0 and kind < akind)):
         return False
-    if p.dtype != ap.dtype or not ap.flags.writeable or (t is not None and (
-            t.dtype != at.dtype or not at.flags.writeable)):
+    if p.dtype != ap.dtype or not _writeable(ap) or (t is not None and (
+            t.dtype != at.dtype or not _writeable(at))):
         return False
     op = np.subtract if sub else np.add
     if key is None:
@@ -804,8 +807,11 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, hooks: bool = True)
         if create_graph:
             m.grad = g
         else:  # a new .grad matches a dense leaf's layout (C or Fortran), else row-major
-            order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
-            m.grad = _make(np.array(g._data, dtype=a.dtype, order=order, copy=True))
+            if a.__class__ is np.ndarray:
+                order = "F" if a.flags.f_contiguous and not a.flags.c_contiguous else "C"
+                m.grad = _make(np.array(g._data, dtype=a.dtype, order=order, copy=True))
+            else:  # CuPy, Dask (lazy stays lazy)
+                m.grad = _make(_backend.copy_like(g._data, a))
     elif create_graph:
         m.grad = m.grad + g
     else:

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dispatch as D
 from .. import _fastpaths
 from .. import grad_mode as _gm
+from .._backend import as_array as _as_array
 from .._tensor import Tensor, _make
 from .linearize import fit_dtype, linearize, placeholder, transpose_program
 
@@ -102,12 +103,12 @@ class SavedValue:
         if self.unpack is None:
             v = self.packed
             if v.__class__ is not Tensor:  # a plain output saved as its bare array
-                v = _make(np.asarray(v))
+                v = _make(v if v.__class__ is _ndarray else _as_array(v))
                 v._vc = self.vc
         else:
             v = self.unpack(self.packed)
             if not isinstance(v, Tensor):
-                v = _make(np.asarray(v))
+                v = _make(v if v.__class__ is _ndarray else _as_array(v))
             if self.edge is not None:
                 v = _as_input(v, *self.edge)
         if self.nr >= 0:
@@ -401,7 +402,9 @@ class Node:
         fast = self.prim.transposed
         if fast is not None and self.nbs is None:
             if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
-                                           and not _gm.state.grad):
+                                           and not _gm.state.grad
+                                           and c._data.__class__ is _ndarray):  # (bare
+                # cotangents are NumPy's: another kind's are Tensors, on the general way)
                 arrays = self._plain_arrays()
                 if arrays is not None:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
@@ -797,7 +800,7 @@ def edge_of(t: Tensor) -> tuple[Any, int]:
 def _aval(a: Any) -> tuple[tuple[int, ...], Any]:
     if isinstance(a, Tensor):
         return a.shape, a._data.dtype
-    arr = np.asarray(a)
+    arr = a if hasattr(a, "dtype") and hasattr(a, "shape") else np.asarray(a)  # (lazy stays)
     return arr.shape, arr.dtype
 
 
@@ -878,7 +881,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:
                         continue  # a Python scalar: kept in consts already
-                    a = _make(np.asarray(a))
+                    a = _make(a if a.__class__ is _ndarray else _as_array(a))
                 elif a._meta is not None:
                     _savable(a)
                 saved[r] = a if plain and not a._version else SavedValue(a)

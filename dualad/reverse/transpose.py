@@ -294,9 +294,9 @@ def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:
     it (a pass through memory fewer); the values are the same."""
     rest = _outside(key, shape) if p.size >= _SLAB_MIN else None
     if rest is None:
-        z = np.zeros(shape, p.dtype)
+        z = np.zeros(shape, p.dtype, like=None if p.__class__ is np.ndarray else p)
     else:
-        z = np.empty(shape, p.dtype)
+        z = np.empty(shape, p.dtype, like=None if p.__class__ is np.ndarray else p)
         for k in rest:
             z[k] = 0
     if neg:

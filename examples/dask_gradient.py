@@ -1,0 +1,117 @@
+"""The gradient of a loss over an array larger than memory, with Dask.
+
+A Dask-backed tensor stays lazy: ``backward`` builds the Dask graph of the gradient,
+and ``dualad.compute`` runs it, chunk by chunk, here on a local cluster of worker
+processes (``dask.distributed``; the same code runs on a cluster of machines). Peak
+memory is that of the chunks in flight, not of the array.
+
+    python examples/dask_gradient.py          # 10^6 elements (seconds)
+    python examples/dask_gradient.py --full   # 10^8 float64 elements (800 MB), 10^6 a chunk
+
+It prints the loss, the gradient's norm, the time, the peak memory of all processes
+(resident set size, sampled every 50 ms), and NumPy's in-memory gradient of the same
+loss at a size that fits, for comparison.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import dask
+import dask.array as dka
+import numpy as np
+import psutil
+from dask.diagnostics import ProgressBar
+from distributed import Client, LocalCluster, progress
+
+import dualad as da
+import dualad.numpy as dnp
+
+
+def loss(x: da.Tensor) -> da.Tensor:
+    return (dnp.sin(x) * x + dnp.exp(-x) / 3.0).sum()
+
+
+class PeakRSS:
+    """The largest sum of the resident set sizes of this process and its children."""
+
+    def __init__(self) -> None:
+        self.peak, self._stop = 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def now() -> int:
+        me, total = psutil.Process(), 0
+        for p in [me, *me.children(recursive=True)]:
+            try:
+                total += p.memory_info().rss
+            except psutil.Error:
+                pass
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.now())
+            time.sleep(0.05)
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def main() -> None:
+    full = "--full" in sys.argv
+    n, chunk = (10**8, 10**6) if full else (10**6, 10**5)
+    # chunks Dask makes itself (a loss's cotangent broadcast back over x) of x's size
+    dask.config.set({"array.chunk-size": chunk * 8})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      memory_limit="1GB", dashboard_address=None,
+                      host="127.0.0.1") as cluster, Client(cluster) as client:
+        x = da.tensor(dka.linspace(0.0, 1.0, n, chunks=chunk), requires_grad=True)
+        value = loss(x)
+        value.backward()  # the gradient's graph: nothing runs yet
+        g = x.grad
+        norm = dnp.sqrt((g * g).sum())
+        with PeakRSS() as mem:
+            rss0 = mem.now()
+            t0 = time.perf_counter()
+            futures = client.compute([value._data, norm._data, g._data[:3]])
+            progress(futures)  # a progress bar of the cluster's tasks
+            value_, norm_, head = client.gather(futures)
+            seconds = time.perf_counter() - t0
+        print()
+        print(f"dask:  n={n:.0e} float64 ({n * 8 / 1e6:.0f} MB) in chunks of {chunk:.0e}, "
+              f"2 worker processes")
+        print(f"       loss {value_:.10g}, |grad| {norm_:.10g}, grad[:3] {head}")
+        print(f"       {seconds:.2f} s, peak RSS of all processes {mem.peak / 1e6:.0f} MB "
+              f"(the idle cluster's {rss0 / 1e6:.0f} MB + {(mem.peak - rss0) / 1e6:.0f} MB)")
+
+    # The same computation on the threaded scheduler, with Dask's own progress bar.
+    m = 10**6
+    x = da.tensor(dka.linspace(0.0, 1.0, m, chunks=m // 10), requires_grad=True)
+    loss(x).backward()
+    with ProgressBar():
+        (g_threads,) = da.compute(x.grad)
+
+    # NumPy, in memory, at a size that fits.
+    xn = np.linspace(0.0, 1.0, m)
+    xt = da.tensor(xn, requires_grad=True)
+    t0 = time.perf_counter()
+    loss(xt).backward()
+    t_np = time.perf_counter() - t0
+    np.testing.assert_allclose(g_threads.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-15)
+    exact = np.cos(xn) * xn + np.sin(xn) - np.exp(-xn) / 3.0
+    np.testing.assert_allclose(xt.grad.numpy(), exact, rtol=1e-12, atol=1e-12)
+    print(f"numpy: n={m:.0e} in memory: {t_np:.3f} s "
+          f"({t_np / m * 1e9:.1f} ns an element; the Dask gradient above: "
+          f"{seconds / n * 1e9:.1f} ns an element)")
+
+
+if __name__ == "__main__":
+    main()
