@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _fastpaths
 from .. import _dispatch as D
-from .. import _fastpaths
 from .. import grad_mode as gm
 from .._backend import like as _like
 from .._backend import writeable as _writeable
