@@ -468,9 +468,11 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
     """``numpy.std``; its derivative is 0 where it is 0 (a constant slice), as torch's."""
     v = var(a, axis=axis, ddof=ddof, keepdims=keepdims)
-    zero = np.asarray(v._data == 0)  # (an array: a 0-d result stays a Tensor)
-    if not zero.any():
-        return apply(_P["sqrt"], v)
+    zero = v._data == 0
+    if not hasattr(zero, "shape") or zero.__class__ is np.ndarray:  # (NumPy: the branch is
+        zero = np.asarray(zero)  # free; a lazy array takes the mask, never a compute; an
+        if not zero.any():  # array keeps a 0-d result a Tensor)
+            return apply(_P["sqrt"], v)
     # not 0 * inf: the masked branch takes the square root of 1, finite at every order
     return where(zero, 0, apply(_P["sqrt"], where(zero, 1, v)))
 

@@ -27,7 +27,8 @@ def _extreme_jvp(primals: Any, tangents: Any, out: Any, *, axis: tuple[int, ...]
     x, t = primals[0], tangents[0]
     yk = out if keepdims else apply(L.reshape, out, shape=_kept(x.shape, axis))
     mask = apply(_eq, x, yk)
-    if np.isnan(out._data).any():
+    od = out._data
+    if od.__class__ is not np.ndarray or np.isnan(od).any():  # (lazy arrays: never computed)
         mask = apply(_or, mask, apply(_and, apply(_isnan, x), apply(_isnan, yk)))
     count = apply(L.reduce_sum, apply(L.astype, mask, dtype=x.dtype), axis=axis, keepdims=True)
     w = apply(_div, apply(L.astype, mask, dtype=x.dtype), count)
@@ -109,6 +110,8 @@ def _divisible(x: Any, y: Any) -> bool:
     """Whether ``y / x_i`` recovers the product of the other factors: no x is 0 and no 1 / x
     overflows, no running product underflowed to 0 or a subnormal (which keeps too few
     digits: at x = [1e-170, 1e-170, 2] it is 0, yet d y_1 / d x_0 = 1e-170) or overflowed."""
+    if x.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
+        return False  # (a lazy array takes the exact branch: deciding would compute it)
     fin = np.finfo(y.dtype)
     ax, ay = np.abs(x), np.abs(y)
     return bool((ax > 1 / fin.max).all() and (ay >= fin.tiny).all() and (ay <= fin.max).all())
