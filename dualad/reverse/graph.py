@@ -277,19 +277,6 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
-    def __getattr__(self, name: str) -> Any:
-        """The values a node saved, under torch's names (``y.grad_fn._saved_self``, ``_other``,
-        ``_result``; ``_raw_saved_...``: the ``SavedTensor`` itself, for ``register_hooks``).
-        Only a failed attribute lookup comes here: nothing on the engine's paths."""
-        if not name.startswith(("_saved_", "_raw_saved_")):  # (a slot not set yet, ...)
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        key = _saved_key(self, name)
-        if key is None:
-            raise AttributeError(f"'{self.name()}' object has no attribute '{name}' (it saved "
-                                 f"{sorted(_saved_names(self)) or 'nothing'})")
-        st = SavedTensor(self, key, name[name.index("saved_") + 6:])
-        return st if name.startswith("_raw") else st.value()
-
     def __dir__(self) -> list[str]:
         names = [f"{p}saved_{n}" for n in _saved_names(self) for p in ("_", "_raw_")]
         return sorted(set(super().__dir__()) | set(names))
@@ -468,6 +455,24 @@ def _saved_names(node: Node) -> dict[str, Any]:
         elif k < 2:
             names[("self", "other")[k]] = k
     return names
+
+
+def _saved_attribute(name: str) -> property:
+    """``Node._saved_<n>`` / ``Node._raw_saved_<n>``: a value the node saved, under torch's
+    name (``y.grad_fn._saved_self``, ``_other``, ``_result``); ``_raw_saved_...`` is the
+    ``SavedTensor`` itself, for ``register_hooks``. (Properties, not ``__getattr__``: a
+    class with ``__getattr__`` pays for it on every attribute read, and the engine reads a
+    node's attributes on every step.)"""
+
+    def get(node: Node) -> Any:
+        key = _saved_key(node, name)
+        if key is None:
+            raise AttributeError(f"'{node.name()}' object has no attribute '{name}' (it saved "
+                                 f"{sorted(_saved_names(node)) or 'nothing'})")
+        st = SavedTensor(node, key, name[name.index("saved_") + 6:])
+        return st if name.startswith("_raw") else st.value()
+
+    return property(get)
 
 
 def _saved_key(node: Node, name: str) -> Any:
@@ -1241,3 +1246,8 @@ D.hooks["record_plain"] = record  # (what anomaly mode puts back)
 D.hooks["record_traced"] = record_traced
 D.hooks["edge_of"] = edge_of
 D.hooks["recorder"] = recorder
+
+
+for _n in ("self", "other", "result", "result0", "result1", "result2", "result3"):
+    for _attr in (f"_saved_{_n}", f"_raw_saved_{_n}"):
+        setattr(Node, _attr, _saved_attribute(_attr))
