@@ -1,4 +1,6 @@
-"""The gradient of a loss over an array larger than memory, with Dask.
+"""
+The gradient of a loss over an array larger than memory, with Dask
+==================================================================
 
 A Dask-backed tensor stays lazy: ``backward`` builds the Dask graph of the gradient,
 and ``dualad.compute`` runs it, chunk by chunk, here on a local cluster of worker

@@ -1,4 +1,6 @@
-"""Find the operation that produces a NaN gradient with anomaly detection.
+"""
+Find the operation that produces a NaN gradient with anomaly detection
+======================================================================
 
 A loss that looks harmless -- the Euclidean norm of each row, computed as
 ``sqrt(sum(x**2))`` -- has a NaN gradient when a row is all zeros: sqrt's

@@ -1,4 +1,6 @@
-"""Profile the training step of a small MLP with dualad.profiler.
+"""
+Profile the training step of a small MLP with ``dualad.profiler``
+=================================================================
 
 Runs a few steps of gradient descent on a two-layer tanh network, profiles one
 step, prints the per-operation table (forward primitives such as ``matmul`` and
