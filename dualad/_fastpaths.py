@@ -64,9 +64,6 @@ def _parse(value: str) -> frozenset[str]:
 OFF = _parse(os.environ.get("DUALAD_GENERAL_PATH", ""))
 """The fast-path families turned off in this process."""
 
-GENERAL = OFF == frozenset(FAMILIES)
-"""Every fast path is off: dualad runs on its general path alone."""
-
 
 def on(family: str) -> bool:
     """Whether the fast paths of ``family`` may run (decided once, at import)."""

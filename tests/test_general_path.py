@@ -117,6 +117,9 @@ def _cases() -> list[tuple[opdb.OpInfo, str, opdb.Sample]]:
             for dtype in DTYPES if dtype in op.dtypes]
 
 
+CASES = _cases()
+
+
 def _key(op: opdb.OpInfo, dtype: str) -> str:
     return f"{op.name}|{dtype}"
 
@@ -124,7 +127,7 @@ def _key(op: opdb.OpInfo, dtype: str) -> str:
 def main(path: str) -> None:
     """Write every case's compositions to ``path`` (run with the fast paths off)."""
     out: dict[str, np.ndarray] = {}
-    for op, dtype, s in _cases():
+    for op, dtype, s in CASES:
         try:
             res = compositions(op, dtype, s)
         except Exception as e:  # (recorded, and compared as an outcome)
@@ -171,8 +174,8 @@ def _same(fast: np.ndarray, slow: np.ndarray, what: str) -> None:
 
 
 @pytest.mark.fastpath(*_fastpaths.FAMILIES)  # (with them off there is nothing to compare)
-@pytest.mark.parametrize(("op", "dtype", "sample"), _cases(),
-                         ids=[f"{op.name}-{dt}" for op, dt, _ in _cases()])
+@pytest.mark.parametrize(("op", "dtype", "sample"), CASES,
+                         ids=[f"{op.name}-{dt}" for op, dt, _ in CASES])
 def test_fast_paths_equal_the_general_path(general, op, dtype, sample):
     key = _key(op, dtype)
     err = general.get(f"{key}|error")
