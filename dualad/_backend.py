@@ -77,6 +77,8 @@ def is_array(a: Any) -> bool:
 
 
 def asarray(data: Any, dtype: Any = None, copy: bool | None = None) -> Any:
+    if data.__class__ is np.ndarray:
+        return np.array(data, dtype=dtype, copy=copy)
     if _cupy is not None and isinstance(data, _cupy.ndarray):
         return _cupy.array(data, dtype=dtype, copy=bool(copy))
     if is_dask(data):  # stays lazy (a Dask array is immutable: no copy needed)

@@ -437,11 +437,13 @@ def _inner(t: Tensor) -> Tensor:
 def _tracked(t: Tensor) -> str | None:
     """Why ``t`` carries a derivative (it requires grad, or is dual at a live level), or
     None."""
-    from ._dispatch import live
-
     if t._rg:
         return "requires grad"
-    if t._level and t._level in live:
+    if not t._level:
+        return None
+    from ._dispatch import live  # (here: _dispatch imports this module)
+
+    if t._level in live:
         return f"carries a tangent at live level {t._level}"
     return None
 

@@ -247,6 +247,12 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
     >>> p, t
     (tensor(8.), tensor(12.))
     """
+    return _unpack(tensor, level, view=True)
+
+
+def _unpack(tensor: Any, level: int | None = None, view: bool = False) -> UnpackedDualTensor:
+    """``unpack_dual``; its primal is a view of the dual tensor only with ``view`` (the
+    transforms unpack duals of their own, which nothing else holds or writes into)."""
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
     if level is None:
@@ -261,7 +267,7 @@ def unpack_dual(tensor: Any, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(p, None)
     if t._nb:
         t = _with_nb(t, 0)
-    return UnpackedDualTensor(_primal_view(d, p, level), t)
+    return UnpackedDualTensor(_primal_view(d, p, level) if view else p, t)
 
 
 class _Primal:

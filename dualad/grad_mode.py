@@ -167,9 +167,6 @@ class _Bare(_Mode):
             return super().__new__(cls)
         return cls()(fn)
 
-    def __init__(self, fn: Any = None) -> None:
-        pass
-
 
 class no_grad(_Bare):
     """Disable reverse-mode recording in this block or function.

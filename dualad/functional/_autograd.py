@@ -69,6 +69,12 @@ def _single_scalar_output(out: Any, fn_name: str) -> Tensor:
     return outs[0]
 
 
+def _root(out: Tensor) -> Tensor:
+    """A one-element output as the 0-d root of a backward pass (itself when 0-d: a reshape
+    to its own shape would be a recorded view)."""
+    return out if out.ndim == 0 else out.reshape(())
+
+
 # ---------------------------------------------------------------------------
 # vjp / jvp
 # ---------------------------------------------------------------------------
@@ -427,8 +433,7 @@ def hessian(
         if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
             g: list[Tensor | None] = [None] * len(xs)
         else:
-            root = out if out.ndim == 0 else out.reshape(())
-            g = list(da.grad(root, list(xs), create_graph=keep, allow_unused=True))
+            g = list(da.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:
@@ -540,10 +545,10 @@ def _hvp_impl(
             if not out.requires_grad:  # independent of every input: H v is zero
                 ts = [None] * len(duals)
             elif create_graph:
-                g = da.grad(out.reshape(()), list(duals), create_graph=True, allow_unused=True)
+                g = da.grad(_root(out), list(duals), create_graph=True, allow_unused=True)
                 ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
             else:  # only the gradient's tangent is read: its primal is left uncomputed
-                ts = grad_tangents(out.reshape(()), duals, level)
+                ts = grad_tangents(_root(out), duals, level)
             res = []
             for j, t in enumerate(ts):
                 if strict:

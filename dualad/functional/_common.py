@@ -16,6 +16,7 @@ import numpy as np
 import dualad as da
 from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
 from dualad._backend import like as _like
+from dualad.forward_ad import _unpack
 from dualad.ops.linear import identity_seed
 
 Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
@@ -346,11 +347,11 @@ def _without_history(t: Tensor) -> Tensor:
 
 
 def tangent_or_none(t: Tensor) -> Tensor | None:
-    return da.unpack_dual(t).tangent
+    return _unpack(t).tangent
 
 
 def primal_of(t: Tensor) -> Tensor:
-    return da.unpack_dual(t).primal
+    return _unpack(t).primal
 
 
 # ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 
 import dualad as da
 from dualad._backend import like as _like
+from dualad.forward_ad import _unpack
 
 from ._common import (
     Tensor,
@@ -259,7 +260,7 @@ def forward_blocks(
                         t = da.as_tensor(b) if batched else da.as_tensor(b[0])
                         xs[j] = da.make_dual(inputs[j], t, batched=batched)
                 outs = func(*xs)
-                parts = [da.unpack_dual(o) for o in outs]  # (primal, tangent or None) each
+                parts = [_unpack(o) for o in outs]  # (primal, tangent or None) each
                 tans = [t for _, t in parts]
                 if outputs is None:
                     outputs = tuple(p for p, _ in parts)

@@ -379,7 +379,8 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.formulas = srcs
     p.ufunc = fn
     # the same formulas on Tensors (reverse's direct rule: transpose.elementwise_t)
-    p.coefs = [c[0] if c[0].__class__ is int else _quietly(c[0]) for c in compiled]
+    # (not quieted one by one: their one caller, elementwise_t, runs quietly)
+    p.coefs = [c[0] for c in compiled]
     p.kernels = [compile_formula(s, len(srcs), np_namespace)[0] for s in srcs]
     p.fast = {1: _fast_unary, 2: _fast_binary}.get(len(srcs), fast_jvp)
     p.hot = _specialized_hot(p, fn, srcs)

@@ -1084,7 +1084,8 @@ def diag(v: Any, k: int = 0) -> Any:
 
 def matmul(a: Any, b: Any) -> Any:
     """``numpy.matmul`` (the ``@`` operator)."""
-    a, b = _seq(a), _seq(b)
+    if a.__class__ is not Tensor or b.__class__ is not Tensor:  # (the operator's: both are)
+        a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         raise ValueError("matmul: Input operand does not have enough dimensions")
     return apply(L.matmul, a, b)

@@ -21,7 +21,7 @@ from .. import grad_mode as gm
 from .._backend import like as _like
 from .._backend import writeable as _writeable
 from .._tensor import Tensor, _make
-from ..forward_ad import _with_nb, unpack_dual
+from ..forward_ad import _unpack, _with_nb
 from .graph import (
     _EVERY2,
     _ONE,
@@ -344,7 +344,7 @@ def run(
     if tangent:  # the inputs that summed whole cotangents (hooked, or not leaves)
         for key, k in captures.items():
             if key.__class__ is tuple and key[0] not in own and got[k] is not None:
-                t = unpack_dual(got[k], level=tangent).tangent
+                t = _unpack(got[k], tangent).tangent
                 got[k] = NO_TANGENT if t is None else t
     for k, first in again:
         got[k] = got[first]
@@ -890,7 +890,7 @@ def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> lis
                   inputs=inputs, capture=True, retain=False)
         res: list[Any] = []
         for g in got:
-            t = None if g is None else unpack_dual(g, level=level).tangent
+            t = None if g is None else _unpack(g, level).tangent
             res.append(None if g is None else NO_TANGENT if t is None else t)
         return res
     return run(outs, _root_cts(outs, None, False), retain_graph=False, create_graph=False,
