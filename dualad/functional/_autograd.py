@@ -21,6 +21,7 @@ from typing import Any
 
 import dualad as da
 from dualad.grad_mode import untracked_tangents
+from dualad.ops.functions import reshape as _reshape  # (not a user's view: no bookkeeping)
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 
 from ._common import (
@@ -67,12 +68,6 @@ def _single_scalar_output(out: Any, fn_name: str) -> Tensor:
             f"element, but it has shape {tuple(outs[0].shape)}."
         )
     return outs[0]
-
-
-def _root(out: Tensor) -> Tensor:
-    """A one-element output as the 0-d root of a backward pass (itself when 0-d: a reshape
-    to its own shape would be a recorded view)."""
-    return out if out.ndim == 0 else out.reshape(())
 
 
 # ---------------------------------------------------------------------------
@@ -433,7 +428,7 @@ def hessian(
         if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
             g: list[Tensor | None] = [None] * len(xs)
         else:
-            g = list(da.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
+            g = list(da.grad(_reshape(out, ()), list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:
@@ -545,10 +540,10 @@ def _hvp_impl(
             if not out.requires_grad:  # independent of every input: H v is zero
                 ts = [None] * len(duals)
             elif create_graph:
-                g = da.grad(_root(out), list(duals), create_graph=True, allow_unused=True)
+                g = da.grad(_reshape(out, ()), list(duals), create_graph=True, allow_unused=True)
                 ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
             else:  # only the gradient's tangent is read: its primal is left uncomputed
-                ts = grad_tangents(_root(out), duals, level)
+                ts = grad_tangents(_reshape(out, ()), duals, level)
             res = []
             for j, t in enumerate(ts):
                 if strict:

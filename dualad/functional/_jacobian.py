@@ -25,6 +25,7 @@ import numpy as np
 import dualad as da
 from dualad._backend import like as _like
 from dualad.forward_ad import _unpack
+from dualad.ops.functions import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
     Tensor,
@@ -119,14 +120,14 @@ def _columns_to_block(
 ) -> Tensor:
     """(n_in, *out_shape) columns -> (*out_shape, *in_shape) block."""
     if len(out_shape) == 0:
-        return cols.reshape(in_shape)
+        return _reshape(cols, in_shape)
     if not cols.requires_grad and not is_dual(cols):
         # Nothing to record or to carry: shuffle the raw array (one copy, no dispatch;
         # moveaxis(a, 0, -1) is this transpose, without its argument checks).
         a = cols.numpy()
         arr = a.transpose((*range(1, a.ndim), 0))
         return da.as_tensor(np.ascontiguousarray(arr).reshape(out_shape + in_shape))
-    return np.moveaxis(cols, 0, -1).reshape(out_shape + in_shape)
+    return _reshape(np.moveaxis(cols, 0, -1), out_shape + in_shape)
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +185,7 @@ def reverse_blocks(
                     retain_graph=True, create_graph=create_graph, allow_unused=True,
                 )
                 for j, gj in enumerate(g):
-                    one = None if gj is None else gj.reshape((1,) + tuple(gj.shape))
+                    one = None if gj is None else _reshape(gj, (1,) + tuple(gj.shape))
                     pieces[j].append((1, one))
         for j in range(n_in):
             if all(p is None for _, p in pieces[j]):
@@ -208,7 +209,7 @@ def reverse_blocks(
             if r is None:
                 blk = zeros_like(x, out_shape)
             else:
-                blk = r.reshape(out_shape + in_shape)
+                blk = _reshape(r, out_shape + in_shape)
                 if strict and create_graph and not blk.requires_grad:
                     raise err_constant_jacobian(i, j, what)
             row.append(blk)
@@ -268,7 +269,7 @@ def forward_blocks(
                 pieces = [[] for _ in outs]
             for i, t in enumerate(tans):
                 if t is not None and not batched:
-                    t = t.reshape((1,) + tuple(t.shape))
+                    t = _reshape(t, (1,) + tuple(t.shape))
                 pieces[i].append((e - s, _unshared(t, blocks)))
         if pieces is None:  # every input of the group is empty: nothing to push
             continue
