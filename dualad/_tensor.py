@@ -19,6 +19,7 @@ Operators and array methods are attached by ``dualad.ops``.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -123,7 +124,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape))
+        return int(math.prod(self.shape))  # (np.prod of a tuple costs 30 times more)
 
     @property
     def dtype(self) -> np.dtype:

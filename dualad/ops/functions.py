@@ -599,7 +599,7 @@ allclose = lambda a, b, **kw: bool(np.allclose(_raw(a), _raw(b), **kw))  # noqa:
 array_equal = lambda a, b, **kw: bool(np.array_equal(_raw(a), _raw(b), **kw))  # noqa: E731
 shape = lambda a: _shape_of(a)  # noqa: E731
 ndim = lambda a: _ndim(a)  # noqa: E731
-size = lambda a: int(np.prod(_shape_of(a)))  # noqa: E731
+size = lambda a: int(math.prod(_shape_of(a)))  # noqa: E731
 
 
 def _dtype_of(a: Any) -> Any:
@@ -639,8 +639,8 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     shape = newshape if shape is None else shape
     if shape.__class__ is not tuple or not builtins.all(s.__class__ is int for s in shape):
         shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
-    # math.prod, not np.prod (nor Tensor.size, which uses it): this runs for every
-    # reshape, expand_dims and squeeze, including those of the transpose rules
+    # math.prod, not np.prod: this runs for every reshape, expand_dims and squeeze,
+    # including those of the transpose rules
     size = math.prod(a.shape)
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
