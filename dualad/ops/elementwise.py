@@ -656,8 +656,9 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
         y = np.asarray(y) if isinstance(y, _generic) else _as_array(y)
-    if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars)
-        tt = np.asarray(tt) if isinstance(tt, _generic) else _as_array(tt)
+    if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars; y and tt
+        # are of one kind)
+        tt = np.asarray(tt) if y.__class__ is _ndarray else _as_array(tt)
     if tt.shape != y.shape if not nb else tt.shape[nb:] != y.shape:
         tt = np.broadcast_to(tt, (tt.shape[:nb] if nb else ()) + y.shape)
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
@@ -886,8 +887,10 @@ def _specialized_hot(prim: Any, fn: Any, srcs: tuple[str, ...]) -> Any:
     if code is None:
         return None
     hot = _compiled(code, f"hot_{prim.name}", None, impl=fn, Tensor=Tensor, _new=_new,
-                    _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent,
-                    _binary_tangent=_binary_tangent, _finished=_finished,
+                    # the rules unwrapped (not _or_quietly): a warning in them declines the
+                    # whole hot function (_guarded), to the general way, which is quiet
+                    _INPLACE_MIN=_INPLACE_MIN, _unary_tangent=_unary_tangent.__wrapped__,
+                    _binary_tangent=_binary_tangent.__wrapped__, _finished=_finished,
                     _generic=np.generic, _asarray=np.asarray, _live=_D.live,
                     _state=_state, _inference=_inference, _mark_inference=_D._mark_inference,
                     prim=prim, _apply=apply, _mismatch=_D.mismatch)
