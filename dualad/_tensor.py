@@ -20,12 +20,15 @@ Operators and array methods are attached by ``dualad.ops``.
 from __future__ import annotations
 
 import math
+import types
 from typing import Any
 
 import numpy as np
 
 from . import _backend
 from . import grad_mode as _gm
+
+_NO_HOOKS: Any = types.MappingProxyType({})
 
 
 class _Meta:
@@ -40,21 +43,27 @@ class _Meta:
     others (``dualad.ops.inplace``). A Tensor that is not a view and has none pays nothing.
     """
 
-    __slots__ = ("grad", "hooks", "post_hooks", "retains_grad", "acc", "inference", "name",
-                 "base", "fns", "views", "nograd")
+    # Defaults, read from the class until an instance sets its own (a view's sets three):
+    # making one costs no __init__. The hook tables are shared and empty until
+    # ``_table`` gives an instance dicts of its own to add to.
+    grad: Tensor | None = None
+    hooks: Any = _NO_HOOKS
+    post_hooks: Any = _NO_HOOKS
+    retains_grad = False
+    acc: Any = None  # the AccumulateGrad node of a leaf
+    inference = False
+    name: str | None = None
+    base: Tensor | None = None
+    fns: tuple[Any, ...] = ()
+    views: list[Any] | None = None
+    nograd = False
 
-    def __init__(self) -> None:
-        self.grad: Tensor | None = None
-        self.hooks: dict[int, Any] = {}
-        self.post_hooks: dict[int, Any] = {}
-        self.retains_grad = False
-        self.acc: Any = None  # the AccumulateGrad node of a leaf
-        self.inference = False
-        self.name: str | None = None
-        self.base: Tensor | None = None
-        self.fns: tuple[Any, ...] = ()
-        self.views: list[Any] | None = None
-        self.nograd = False
+    def _table(self, name: str) -> dict[int, Any]:
+        """``hooks`` or ``post_hooks``, as this meta's own dict (to add a hook to)."""
+        d = self.__dict__.get(name)
+        if d is None:
+            d = self.__dict__[name] = {}
+        return d
 
 
 class Tensor:

@@ -41,7 +41,7 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     t = D.innermost(self)
     if t._node is None:
-        return RemovableHandle(t._meta_().hooks, hook)
+        return RemovableHandle(t._meta_()._table("hooks"), hook)
     table = t._node._table("tensor_pre_hooks").setdefault(t._out_nr, {})
     return RemovableHandle(table, hook)
 
@@ -61,7 +61,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], An
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    return RemovableHandle(D.innermost(self)._meta_().post_hooks, hook)
+    return RemovableHandle(D.innermost(self)._meta_()._table("post_hooks"), hook)
 
 
 def retain_grad(self: Tensor) -> None:

@@ -70,6 +70,11 @@ def _single_scalar_output(out: Any, fn_name: str) -> Tensor:
     return outs[0]
 
 
+def _root(out: Tensor) -> Tensor:
+    """A one-element output as the 0-d root of a backward pass."""
+    return out if out.ndim == 0 else _reshape(out, ())
+
+
 # ---------------------------------------------------------------------------
 # vjp / jvp
 # ---------------------------------------------------------------------------
@@ -428,7 +433,7 @@ def hessian(
         if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
             g: list[Tensor | None] = [None] * len(xs)
         else:
-            g = list(da.grad(_reshape(out, ()), list(xs), create_graph=keep, allow_unused=True))
+            g = list(da.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:
@@ -540,10 +545,10 @@ def _hvp_impl(
             if not out.requires_grad:  # independent of every input: H v is zero
                 ts = [None] * len(duals)
             elif create_graph:
-                g = da.grad(_reshape(out, ()), list(duals), create_graph=True, allow_unused=True)
+                g = da.grad(_root(out), list(duals), create_graph=True, allow_unused=True)
                 ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
             else:  # only the gradient's tangent is read: its primal is left uncomputed
-                ts = grad_tangents(_reshape(out, ()), duals, level)
+                ts = grad_tangents(_root(out), duals, level)
             res = []
             for j, t in enumerate(ts):
                 if strict:
