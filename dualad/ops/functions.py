@@ -270,7 +270,14 @@ empty_like = _like(np.empty_like, ">>> dualad.numpy.empty_like(np.zeros((2, 1)))
 
 
 def zeros_like_tangent(p: Any, like: Any) -> Tensor:
-    """A zero tangent for ``p`` with the batch axes of ``like``."""
+    """A zero tangent for ``p`` with the batch axes of ``like`` (used by the core; not a
+    NumPy function).
+
+    Examples
+    --------
+    >>> dnp.zeros_like_tangent(dualad.tensor([1.0, 2.0]), dualad.tensor(3.0))
+    tensor([0., 0.])
+    """
     return L.zeros_batched(p.shape, p.dtype, like)
 
 
@@ -329,7 +336,19 @@ def logical_and(a: Any, b: Any) -> Any:
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
-    """``numpy.where``: differentiable in ``x`` and ``y``; one argument means ``nonzero``."""
+    """``numpy.where``: differentiable in ``x`` and ``y``; one argument means ``nonzero``.
+
+    The condition carries no derivative.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([-1.0, 2.0], requires_grad=True)
+    >>> y = dnp.where(x > 0, x * x, -x); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 4.]), tensor([-1.,  4.]))
+    >>> dnp.where(dualad.tensor([0.0, 1.0, 2.0]))
+    (tensor([1, 2]),)
+    """
     if x is None and y is None:
         return nonzero(condition)
     if isinstance(condition, (bool, np.bool_)):
@@ -362,7 +381,17 @@ def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
 
 
 def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
-    """``numpy.round``; derivative zero, like floor."""
+    """``numpy.round``; derivative zero, like floor.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([0.4, 1.6], requires_grad=True)
+    >>> y = dnp.round(x); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([0., 2.]), tensor([0., 0.]))
+    >>> dnp.round(dualad.tensor([1.25, 2.5]), 1)  # halves to even, as NumPy
+    tensor([1.2, 2.5])
+    """
     if decimals == 0:
         return apply(_P["rint"], a)
     s = 10.0**decimals
@@ -373,7 +402,15 @@ around = round
 
 
 def real(a: Any) -> Any:
-    """``numpy.real``: the real part (the array itself for real input)."""
+    """``numpy.real``: the real part (the array itself for real input).
+
+    Examples
+    --------
+    >>> z = dualad.tensor([1.0 + 2.0j, 3.0 - 1.0j], requires_grad=True)
+    >>> y = dnp.real(z); y.sum().backward()
+    >>> y.detach(), z.grad
+    (tensor([1., 3.]), tensor([1.+0.j, 1.+0.j]))
+    """
     if not _is_c(a):
         return asarray_t(a)
     return apply(_P["real"], a)
@@ -422,7 +459,18 @@ def astype(a: Any, dtype: Any, copy: bool = True) -> Tensor:
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
-    """``numpy.sum`` with ``axis`` and ``keepdims``."""
+    """``numpy.sum`` with ``axis``, ``dtype`` and ``keepdims`` (no ``out``, ``initial``
+    or ``where``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.sum(x.detach(), axis=0)
+    tensor([4., 6.])
+    >>> dnp.sum(x * x).backward(); x.grad
+    tensor([[2., 4.],
+            [6., 8.]])
+    """
     a = asarray_t(a)
     if dtype is not None:
         a = astype(a, dtype, copy=False)
@@ -453,7 +501,15 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """``numpy.var`` (real result for complex input)."""
+    """``numpy.var`` (real result for complex input; ``dtype=`` is not applied).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 3.0], requires_grad=True)
+    >>> y = dnp.var(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.), tensor([-1.,  1.]))
+    """
     a = asarray_t(a)
     if a.dtype.kind in "biu":
         a = astype(a, np.float64)
@@ -466,7 +522,20 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """``numpy.std``; its derivative is 0 where it is 0 (a constant slice), as torch's."""
+    """``numpy.std``; its derivative is 0 where it is 0 (a constant slice), as torch's.
+
+    ``dtype=`` is not applied.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 3.0], requires_grad=True)
+    >>> y = dnp.std(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.), tensor([-0.5,  0.5]))
+    >>> c = dualad.tensor([2.0, 2.0], requires_grad=True)
+    >>> dnp.std(c).backward(); c.grad
+    tensor([0., 0.])
+    """
     v = var(a, axis=axis, ddof=ddof, keepdims=keepdims)
     zero = v._data == 0
     if not hasattr(zero, "shape") or zero.__class__ is np.ndarray:  # (NumPy: the branch is
@@ -503,12 +572,28 @@ min = amin  # noqa: A001
 
 
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.ptp``: max - min."""
+    """``numpy.ptp``: max - min (ties share the derivative evenly, as in :func:`amax`).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 4.0, 2.0], requires_grad=True)
+    >>> y = dnp.ptp(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(3.), tensor([-1.,  1.,  0.]))
+    """
     return amax(a, axis, keepdims) - amin(a, axis, keepdims)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.prod`` (exact derivative at zeros)."""
+    """``numpy.prod`` (exact derivative at zeros).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, 0.0, 3.0], requires_grad=True)
+    >>> y = dnp.prod(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(0.), tensor([0., 6., 0.]))
+    """
     a = asarray_t(a)
     if dtype is not None:
         a = astype(a, dtype, copy=False)
@@ -542,7 +627,15 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
 
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.nansum``: NaNs count as zero (and get zero derivative)."""
+    """``numpy.nansum``: NaNs count as zero (and get zero derivative).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nansum(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(4.), tensor([1., 0., 1.]))
+    """
     a = asarray_t(a)
     return sum(where(_P["isnan"](a), 0, a), axis=axis, dtype=dtype, keepdims=keepdims)
 
@@ -570,36 +663,79 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """``numpy.trace``."""
+    """``numpy.trace`` (no ``dtype`` or ``out``).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.trace(a); y.backward()
+    >>> y.detach()
+    tensor(5.)
+    >>> a.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     return sum(diagonal(a, offset, axis1, axis2), axis=-1)
 
 
 # -- non-differentiable results ---------------------------------------------------------------
 
 
-def _nd(fn: Any) -> Any:
+def _nd(fn: Any, example: str = "") -> Any:
     def f(a: Any, *args: Any, **kw: Any) -> Any:
         d = a._data if isinstance(a, Tensor) else a
         r = fn(d, *args, **kw)
         return tuple(_make(x) for x in r) if isinstance(r, tuple) else _make(np.asarray(r))
 
     f.__name__ = fn.__name__
-    f.__doc__ = f"``numpy.{fn.__name__}``: an integer result with no derivative."
+    first = f"``numpy.{fn.__name__}``: an integer result with no derivative."
+    f.__doc__ = _doc(first, example) if example else first
     return f
 
 
 argmax = _nd(np.argmax)
 argmin = _nd(np.argmin)
 argsort = _nd(np.argsort)
-nonzero = _nd(np.nonzero)
+nonzero = _nd(np.nonzero, ">>> dnp.nonzero(dualad.tensor([0.0, 2.0, 0.0, 3.0]))\n"
+                         "(tensor([1, 3]),)")
 argwhere = _nd(np.argwhere)
 count_nonzero = _nd(np.count_nonzero)
 isclose = lambda a, b, **kw: _make(np.isclose(_raw(a), _raw(b), **kw))  # noqa: E731
 allclose = lambda a, b, **kw: bool(np.allclose(_raw(a), _raw(b), **kw))  # noqa: E731
 array_equal = lambda a, b, **kw: bool(np.array_equal(_raw(a), _raw(b), **kw))  # noqa: E731
-shape = lambda a: _shape_of(a)  # noqa: E731
-ndim = lambda a: _ndim(a)  # noqa: E731
-size = lambda a: int(math.prod(_shape_of(a)))  # noqa: E731
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """``numpy.shape``: a tuple of ints.
+
+    Examples
+    --------
+    >>> dnp.shape(dualad.tensor([[1.0, 2.0]]))
+    (1, 2)
+    """
+    return _shape_of(a)
+
+
+def ndim(a: Any) -> int:
+    """``numpy.ndim``: an int.
+
+    Examples
+    --------
+    >>> dnp.ndim(dualad.tensor([[1.0, 2.0]]))
+    2
+    """
+    return _ndim(a)
+
+
+def size(a: Any) -> int:
+    """``numpy.size`` of the whole array (an int; no ``axis``).
+
+    Examples
+    --------
+    >>> dnp.size(dualad.tensor([[1.0, 2.0]]))
+    2
+    """
+    return int(math.prod(_shape_of(a)))
 
 
 def _dtype_of(a: Any) -> Any:
@@ -620,7 +756,16 @@ def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
 
 
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
-    """``numpy.sort``: a gather by ``argsort``, so ties keep a stable order."""
+    """``numpy.sort``: a gather by ``argsort``, so ties keep a stable order (``order=``
+    is not supported).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    >>> y = dnp.sort(x); (y * dualad.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> y.detach(), x.grad  # each input gets the weight of the place it sorts to
+    (tensor([1., 2., 3.]), tensor([3., 1., 2.]))
+    """
     a = asarray_t(a)
     if axis is None:
         a, axis = ravel(a), -1
@@ -653,7 +798,18 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
 
 
 def ravel(a: Any, order: str = "C") -> Any:
-    """``numpy.ravel``."""
+    """``numpy.ravel`` (C order only).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.ravel(a); (y * dualad.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    >>> y.detach()
+    tensor([1., 2., 3., 4.])
+    >>> a.grad
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
     a = asarray_t(a)
     return reshape(a, (a.size,), order)
 
@@ -696,16 +852,53 @@ def view_of(r: Any, a: Any) -> Any:
 
 
 def reshape_view(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
-    """``numpy.reshape``: a view of ``a`` when its memory allows, else a copy."""
+    """``numpy.reshape``: a view of ``a`` when its memory allows, else a copy (C order
+    only).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> y = dnp.reshape(x, (2, 2)); (y * dualad.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> y.detach()
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> x.grad
+    tensor([1., 2., 3., 4.])
+    """
     return view_of(reshape(a, shape, order, newshape=newshape), a)
 
 
 def transpose_view(a: Any, axes: Any = None) -> Any:
-    """``numpy.transpose``: a view of ``a`` with its axes permuted."""
+    """``numpy.transpose`` (also ``numpy.permute_dims``, its array-API name): a view of
+    ``a`` with its axes permuted.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.transpose(a.detach())
+    tensor([[1., 3.],
+            [2., 4.]])
+    >>> (dnp.permute_dims(a, (1, 0)) * dualad.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> a.grad
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
     return view_of(transpose(a, axes), a)
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """``numpy.swapaxes`` (a transpose).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> y = dnp.swapaxes(x, 0, 1); (y * dualad.tensor([[3.0], [4.0]])).sum().backward()
+    >>> y.detach()
+    tensor([[1.],
+            [2.]])
+    >>> x.grad
+    tensor([[3., 4.]])
+    """
     a = asarray_t(a)
     p = list(range(a.ndim))
     i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
@@ -733,6 +926,15 @@ def expand_dims(a: Any, axis: Any) -> Any:
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
+    """``numpy.squeeze``: a reshape that drops axes of length one.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> y = dnp.squeeze(x); (y * dualad.tensor([3.0, 4.0])).sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 2.]), tensor([[3., 4.]]))
+    """
     a = asarray_t(a)
     axes = tuple(i for i, d in enumerate(a.shape) if d == 1) if axis is None else _norm_axes(
         axis, a.ndim)
@@ -835,7 +1037,18 @@ concat = concatenate
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
           casting: str = "same_kind") -> Any:
-    """``numpy.stack`` (with ``dtype=`` and ``casting=``)."""
+    """``numpy.stack`` (with ``dtype=`` and ``casting=``; no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.stack([x, 2 * x]); y.sum().backward()
+    >>> y.detach()
+    tensor([[1., 2.],
+            [2., 4.]])
+    >>> x.grad
+    tensor([3., 3.])
+    """
     _no_out("stack", out)
     arrays = [asarray_t(x) for x in arrays]
     if not arrays:
@@ -855,7 +1068,18 @@ def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind")
 
 
 def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
-    """``numpy.vstack``."""
+    """``numpy.vstack``: 1-D inputs become rows.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.vstack([x, dualad.tensor([3.0, 4.0])]); (y * y).sum().backward()
+    >>> y.detach()
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> x.grad
+    tensor([2., 4.])
+    """
     return concatenate([atleast_2d(x) for x in tup], axis=0, dtype=dtype, casting=casting)
 
 
@@ -913,7 +1137,17 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
 
 
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
-    """``numpy.split``: each part is an index of the input."""
+    """``numpy.split``: each part is an index of the input.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    >>> a, b = dnp.split(x, [1]); (a.sum() + 2 * b.sum()).backward()
+    >>> a.detach(), b.detach()
+    (tensor([1.]), tensor([2., 3., 4.]))
+    >>> x.grad
+    tensor([1., 2., 2., 2.])
+    """
     ary = asarray_t(ary)
     ax = _norm_axis(axis, ary.ndim)
     n = ary.shape[ax]
@@ -955,7 +1189,15 @@ def flipud(m: Any) -> Any:
 
 
 def take(a: Any, indices: Any, axis: int | None = None) -> Any:
-    """``numpy.take`` (indices must be in range)."""
+    """``numpy.take`` (indices must be in range: no ``mode`` or ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.take(x, [2, 0, 2]); y.sum().backward()
+    >>> y.detach(), x.grad  # a repeated index accumulates
+    (tensor([3., 1., 3.]), tensor([1., 0., 2.]))
+    """
     a = asarray_t(a)
     if axis is None:
         return getitem(ravel(a), (np.asarray(_raw(indices)),))
@@ -964,6 +1206,20 @@ def take(a: Any, indices: Any, axis: int | None = None) -> Any:
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
+    """``numpy.take_along_axis``: a gather; its derivative scatters back.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[3.0, 1.0], [2.0, 4.0]], requires_grad=True)
+    >>> i = dnp.argmax(x, axis=1, keepdims=True)
+    >>> y = dnp.take_along_axis(x, i, axis=1); y.sum().backward()
+    >>> y.detach()
+    tensor([[3.],
+            [4.]])
+    >>> x.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     arr = asarray_t(arr)
     ind = np.asarray(_raw(indices))
     if axis is None:
@@ -983,6 +1239,15 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """``numpy.roll`` (a gather; ``axis=None`` rolls the flattened array).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.roll(x, 1); (y * dualad.tensor([1.0, 2.0, 3.0])).sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([3., 1., 2.]), tensor([2., 3., 1.]))
+    """
     a = asarray_t(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
@@ -997,6 +1262,15 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+    """``numpy.repeat`` (a gather: the derivative sums over the copies).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.repeat(x, [1, 3]); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 2., 2., 2.]), tensor([1., 3.]))
+    """
     a = asarray_t(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -1005,6 +1279,15 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
 
 
 def tile(A: Any, reps: Any) -> Any:
+    """``numpy.tile`` (a broadcast and a reshape).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.tile(x, 2); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 2., 1., 2.]), tensor([2., 2.]))
+    """
     A = asarray_t(A)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     nd = builtins.max(A.ndim, len(reps))
@@ -1016,7 +1299,20 @@ def tile(A: Any, reps: Any) -> Any:
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """``numpy.pad``: 'constant' is a zero pad plus a constant; index modes are gathers."""
+    """``numpy.pad``: 'constant' is a zero pad plus a constant; index modes are gathers.
+
+    Modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'; others raise
+    ``NotImplementedError``. ``constant_values`` are constants (no derivative).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.pad(x.detach(), (1, 0), constant_values=5.0)
+    tensor([5., 1., 2.])
+    >>> y = dnp.pad(x, 1, mode="edge"); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 1., 2., 2.]), tensor([2., 2.]))
+    """
     a = asarray_t(array)
     width = tuple(tuple(int(v) for v in w) for w in np.broadcast_to(pad_width, (a.ndim, 2)))
     if mode == "constant":
@@ -1042,6 +1338,18 @@ def _tri_mask(a: Any, k: int, upper: bool) -> Any:
 
 
 def triu(m: Any, k: int = 0) -> Any:
+    """``numpy.triu``: zeros below the ``k``-th diagonal (a 1-D input is a row repeated).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.triu(a.detach())
+    tensor([[1., 2.],
+            [0., 4.]])
+    >>> dnp.triu(a).sum().backward(); a.grad
+    tensor([[1., 1.],
+            [0., 1.]])
+    """
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
@@ -1049,6 +1357,18 @@ def triu(m: Any, k: int = 0) -> Any:
 
 
 def tril(m: Any, k: int = 0) -> Any:
+    """``numpy.tril``: zeros above the ``k``-th diagonal (a 1-D input is a row repeated).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.tril(a.detach())
+    tensor([[1., 0.],
+            [3., 4.]])
+    >>> dnp.tril(a).sum().backward(); a.grad
+    tensor([[1., 0.],
+            [1., 1.]])
+    """
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
@@ -1103,7 +1423,16 @@ def dot(a: Any, b: Any) -> Any:
 
 
 def vdot(a: Any, b: Any) -> Any:
-    """``numpy.vdot``: conjugates the first argument, flattens both."""
+    """``numpy.vdot``: conjugates the first argument, flattens both.
+
+    Examples
+    --------
+    >>> dnp.vdot(dualad.tensor([1.0 + 1.0j, 2.0]), dualad.tensor([1.0j, 1.0]))
+    tensor(3.+1.j)
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.vdot(x, dualad.tensor([3.0, 4.0])).backward(); x.grad
+    tensor([3., 4.])
+    """
     return sum(conj(ravel(a)) * ravel(b))
 
 
@@ -1115,11 +1444,35 @@ def inner(a: Any, b: Any) -> Any:
 
 
 def outer(a: Any, b: Any) -> Any:
+    """``numpy.outer``: both inputs flattened, then a broadcast product.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.outer(x, dualad.tensor([3.0, 4.0])); y.sum().backward()
+    >>> y.detach()
+    tensor([[3., 4.],
+            [6., 8.]])
+    >>> x.grad
+    tensor([7., 7.])
+    """
     return reshape(ravel(a), (-1, 1)) * reshape(ravel(b), (1, -1))
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
-    """``numpy.tensordot``, as an einsum."""
+    """``numpy.tensordot``, as an einsum.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> b = dualad.tensor([[1.0, 0.0], [0.0, 2.0]])
+    >>> y = dnp.tensordot(a, b); y.backward()  # axes=2: sum(a * b)
+    >>> y.detach()
+    tensor(9.)
+    >>> a.grad
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
     na, nb = _ndim(a), _ndim(b)
     if np.ndim(axes) == 0:
         k = int(axes)
@@ -1339,7 +1692,16 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
 
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
-    """``numpy.rollaxis`` (a transpose)."""
+    """``numpy.rollaxis`` (a transpose).
+
+    Examples
+    --------
+    >>> dnp.rollaxis(dnp.zeros((2, 3, 4)), 2).shape
+    (4, 2, 3)
+    >>> x = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> (dnp.rollaxis(x, 1) * dualad.tensor([[3.0], [4.0]])).sum().backward(); x.grad
+    tensor([[3., 4.]])
+    """
     a = asarray_t(a)
     n = a.ndim
     axis = _norm_axis(axis, n)
@@ -1357,7 +1719,18 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """``numpy.vsplit``: split along the first axis (at least 2-D)."""
+    """``numpy.vsplit``: split along the first axis (at least 2-D).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> top, bottom = dnp.vsplit(x, 2); (top.sum() - bottom.sum()).backward()
+    >>> bottom.detach()
+    tensor([[3., 4.]])
+    >>> x.grad
+    tensor([[ 1.,  1.],
+            [-1., -1.]])
+    """
     ary = asarray_t(ary)
     if ary.ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -1435,7 +1808,18 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
 
 
 def real_if_close(a: Any, tol: float = 100) -> Any:
-    """``numpy.real_if_close``: the real part when every imaginary part is negligible."""
+    """``numpy.real_if_close``: the real part when every imaginary part is negligible.
+
+    The choice is made from the values (``tol`` machine epsilons), so a small imaginary
+    tangent is dropped with the imaginary part.
+
+    Examples
+    --------
+    >>> dnp.real_if_close(dualad.tensor([1.0 + 1e-20j, 2.0]))
+    tensor([1., 2.])
+    >>> dnp.real_if_close(dualad.tensor([1.0 + 1.0j, 2.0]))
+    tensor([1.+1.j, 2.+0.j])
+    """
     a = asarray_t(a)
     if a.dtype.kind != "c":
         return a
@@ -1643,7 +2027,16 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights: Any = None,
                interpolation: Any = None) -> Any:
-    """``numpy.percentile``: :func:`quantile` of ``q / 100``."""
+    """``numpy.percentile``: :func:`quantile` of ``q / 100`` (same methods; no ``out`` or
+    ``weights``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([4.0, 1.0, 3.0, 2.0], requires_grad=True)
+    >>> y = dnp.percentile(x, 50); y.backward()
+    >>> y.detach(), x.grad  # halfway between 2 and 3
+    (tensor(2.5), tensor([0. , 0. , 0.5, 0.5]))
+    """
     return quantile(a, _pct(q), axis, out, overwrite_input, method, keepdims, weights=weights,
                     interpolation=interpolation)
 
@@ -1668,7 +2061,15 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                 *, weights: Any = None, interpolation: Any = None) -> Any:
-    """``numpy.nanquantile``: :func:`quantile` ignoring NaNs."""
+    """``numpy.nanquantile``: :func:`quantile` ignoring NaNs (no ``out`` or ``weights``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([4.0, np.nan, 1.0, 2.0], requires_grad=True)
+    >>> y = dnp.nanquantile(x, 0.25); y.backward()
+    >>> y.detach(), x.grad  # a quarter of the way along [1, 2, 4]
+    (tensor(1.5), tensor([0. , 0. , 0.5, 0.5]))
+    """
     _no_out("nanquantile", out)
     if weights is not None:
         raise NotImplementedError("dualad.numpy.nanquantile: weights= is not supported")
@@ -1678,14 +2079,30 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
                   overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                   *, weights: Any = None, interpolation: Any = None) -> Any:
-    """``numpy.nanpercentile``: :func:`nanquantile` of ``q / 100``."""
+    """``numpy.nanpercentile``: :func:`nanquantile` of ``q / 100``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([4.0, np.nan, 1.0, 2.0], requires_grad=True)
+    >>> y = dnp.nanpercentile(x, 25); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.5), tensor([0. , 0. , 0.5, 0.5]))
+    """
     return nanquantile(a, _pct(q), axis, out, overwrite_input, method, keepdims,
                        weights=weights, interpolation=interpolation)
 
 
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
-    """``numpy.nanmedian``: :func:`median` ignoring NaNs."""
+    """``numpy.nanmedian``: :func:`median` ignoring NaNs (no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([4.0, np.nan, 1.0, 2.0], requires_grad=True)
+    >>> y = dnp.nanmedian(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(2.), tensor([0., 0., 0., 1.]))
+    """
     _no_out("nanmedian", out)
     return _quantile(a, 0.5, axis, "linear", keepdims, True, "nanmedian")
 
@@ -1699,7 +2116,15 @@ def _nan_fill(a: Any, value: float) -> Tensor:
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
-    """``numpy.nanmean``: the mean of the non-NaN values (NaNs get zero derivative)."""
+    """``numpy.nanmean``: the mean of the non-NaN values (NaNs get zero derivative; no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanmean(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(2.), tensor([0.5, 0. , 0.5]))
+    """
     _no_out("nanmean", out)
     a = asarray_t(a)
     if a.dtype.kind not in "fc":
@@ -1711,7 +2136,17 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
            keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
-    """``numpy.nanvar``: the variance of the non-NaN values (real for complex input)."""
+    """``numpy.nanvar``: the variance of the non-NaN values (real for complex input).
+
+    No ``out``; ``dtype=`` is not applied.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanvar(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.), tensor([-1.,  0.,  1.]))
+    """
     _no_out("nanvar", out)
     a = asarray_t(a)
     if a.dtype.kind in "biu":
@@ -1728,7 +2163,15 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
            keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
-    """``numpy.nanstd``: the square root of :func:`nanvar`."""
+    """``numpy.nanstd``: the square root of :func:`nanvar`.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanstd(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.), tensor([-0.5,  0. ,  0.5]))
+    """
     return apply(_P["sqrt"], nanvar(a, axis, dtype, out, ddof, keepdims, mean=mean,
                                     correction=correction))
 
@@ -1743,38 +2186,82 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.nanmax``: the maximum of the non-NaN values (NaN for an all-NaN slice)."""
+    """``numpy.nanmax``: the maximum of the non-NaN values (NaN for an all-NaN slice; no
+    ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanmax(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(3.), tensor([0., 0., 1.]))
+    """
     _no_out("nanmax", out)
     return _nan_extreme(a, axis, keepdims, -np.inf, amax)
 
 
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.nanmin``: the minimum of the non-NaN values (NaN for an all-NaN slice)."""
+    """``numpy.nanmin``: the minimum of the non-NaN values (NaN for an all-NaN slice; no
+    ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanmin(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(1.), tensor([1., 0., 0.]))
+    """
     _no_out("nanmin", out)
     return _nan_extreme(a, axis, keepdims, np.inf, amin)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
             keepdims: bool = False) -> Any:
-    """``numpy.nanprod``: NaNs count as one (and get zero derivative)."""
+    """``numpy.nanprod``: NaNs count as one (and get zero derivative; no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nanprod(x); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(6.), tensor([3., 0., 2.]))
+    """
     _no_out("nanprod", out)
     return prod(_nan_fill(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """``numpy.nancumsum``: NaNs count as zero."""
+    """``numpy.nancumsum``: NaNs count as zero (no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nancumsum(x); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 1., 4.]), tensor([3., 0., 1.]))
+    """
     _no_out("nancumsum", out)
     return cumsum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
 
 
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Any:
-    """``numpy.nancumprod``: NaNs count as one."""
+    """``numpy.nancumprod``: NaNs count as one (no ``out``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, np.nan, 3.0], requires_grad=True)
+    >>> y = dnp.nancumprod(x); y.sum().backward()
+    >>> y.detach(), x.grad  # d(2 + 2 + 2*3)
+    (tensor([2., 2., 6.]), tensor([5., 0., 2.]))
+    """
     _no_out("nancumprod", out)
     return cumprod(_nan_fill(a, 1.0), axis=axis, dtype=dtype)
 
 
-nanargmax = _nd(np.nanargmax)
-nanargmin = _nd(np.nanargmin)
+nanargmax = _nd(np.nanargmax, ">>> dnp.nanargmax(dualad.tensor([1.0, np.nan, 3.0]))\n"
+                             "tensor(2)")
+nanargmin = _nd(np.nanargmin, ">>> dnp.nanargmin(dualad.tensor([np.nan, 2.0, 1.0]))\n"
+                             "tensor(2)")
 
 
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
@@ -1970,7 +2457,14 @@ asfortranarray = ascontiguousarray
 
 
 def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
-    """``numpy.require``: :func:`asarray` (memory requirements are a Tensor's own)."""
+    """``numpy.require``: :func:`asarray` (memory requirements are a Tensor's own, so
+    ``requirements`` is ignored).
+
+    Examples
+    --------
+    >>> dnp.require([1, 2], dtype=np.float64, requirements="C")
+    tensor([1., 2.])
+    """
     return asarray(a, dtype=dtype)
 
 
@@ -2161,7 +2655,18 @@ def matrix_transpose(x: Any, /) -> Any:
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    """``numpy.vecdot``: ``sum(conj(x1) * x2, axis)``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.vecdot(x, dualad.tensor([1.0, 1.0])); (y * dualad.tensor([1.0, 2.0])).sum().backward()
+    >>> y.detach()
+    tensor([3., 7.])
+    >>> x.grad
+    tensor([[1., 1.],
+            [2., 2.]])
+    """
     return sum(conj(_seq(x1)) * _seq(x2), axis=axis)
 
 
@@ -2171,7 +2676,15 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
-    """``numpy.vecmat``: conjugated vector-matrix products over the last axes."""
+    """``numpy.vecmat``: conjugated vector-matrix products over the last axes.
+
+    Examples
+    --------
+    >>> v = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.vecmat(v, dualad.tensor([[1.0, 2.0], [3.0, 4.0]])); y.sum().backward()
+    >>> y.detach(), v.grad  # v @ m, and the row sums of m
+    (tensor([ 7., 10.]), tensor([3., 7.]))
+    """
     return einsum("...j,...ji->...i", conj(asarray_t(x1)), x2)
 
 
@@ -2214,7 +2727,18 @@ def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
-    """``numpy.unstack``: the slices along ``axis``."""
+    """``numpy.unstack``: the slices along ``axis``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> a, b = dnp.unstack(x, axis=1); (a.sum() + 2 * b.sum()).backward()
+    >>> a.detach(), b.detach()
+    (tensor([1., 3.]), tensor([2., 4.]))
+    >>> x.grad
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
     x = asarray_t(x)
     if x.ndim == 0:
         raise ValueError("Input array must be at least 1-d.")
@@ -2223,8 +2747,16 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
 
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * np.pi) -> Any:
-    """``numpy.unwrap``: adds multiples of ``period`` (constants), so the derivative is
-    the identity's."""
+    """``numpy.unwrap``: adds multiples of ``period`` (constants, found from the values), so
+    the derivative is the identity's.
+
+    Examples
+    --------
+    >>> p = dualad.tensor([0.0, 3.0, 6.0], requires_grad=True)
+    >>> y = dnp.unwrap(p, period=4.0); y.sum().backward()
+    >>> y.detach(), p.grad
+    (tensor([ 0., -1., -2.]), tensor([1., 1., 1.]))
+    """
     p = asarray_t(p)
     d = p._data
     u = np.unwrap(d, discont=discont, axis=axis, period=period)
@@ -2233,7 +2765,18 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
-    """``numpy.vander``: columns of powers, by a running product (exact at zeros)."""
+    """``numpy.vander``: columns of powers, by a running product (exact at zeros).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, 3.0], requires_grad=True)
+    >>> y = dnp.vander(x, 3); y.sum().backward()
+    >>> y.detach()
+    tensor([[4., 2., 1.],
+            [9., 3., 1.]])
+    >>> x.grad  # d(x**2 + x + 1) = 2x + 1
+    tensor([5., 7.])
+    """
     x = asarray_t(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
@@ -2262,24 +2805,56 @@ def _poly_pair(a1: Any, a2: Any) -> tuple[Tensor, Tensor]:
 
 
 def polyadd(a1: Any, a2: Any) -> Any:
-    """``numpy.polyadd`` (the shorter polynomial padded with leading zeros)."""
+    """``numpy.polyadd`` (the shorter polynomial padded with leading zeros).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.polyadd(a, dualad.tensor([1.0, 0.0, 1.0])); (y * y).sum().backward()
+    >>> y.detach(), a.grad
+    (tensor([1., 1., 3.]), tensor([2., 6.]))
+    """
     a, b = _poly_pair(a1, a2)
     return a + b
 
 
 def polysub(a1: Any, a2: Any) -> Any:
-    """``numpy.polysub``."""
+    """``numpy.polysub`` (the shorter polynomial padded with leading zeros).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.polysub(a, dualad.tensor([1.0, 0.0, 1.0])); (y * y).sum().backward()
+    >>> y.detach(), a.grad
+    (tensor([-1.,  1.,  1.]), tensor([2., 2.]))
+    """
     a, b = _poly_pair(a1, a2)
     return a - b
 
 
 def polymul(a1: Any, a2: Any) -> Any:
-    """``numpy.polymul``: the convolution of the coefficients."""
+    """``numpy.polymul``: the convolution of the coefficients.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.polymul(a, dualad.tensor([1.0, 3.0])); y[-1].backward()
+    >>> y.detach(), a.grad  # (x + 2)(x + 3); the constant term 2 * 3
+    (tensor([1., 5., 6.]), tensor([0., 3.]))
+    """
     return convolve(atleast_1d(asarray_t(a1)), atleast_1d(asarray_t(a2)))
 
 
 def polyder(p: Any, m: int = 1) -> Any:
-    """``numpy.polyder``: the m-th derivative's coefficients."""
+    """``numpy.polyder``: the m-th derivative's coefficients.
+
+    Examples
+    --------
+    >>> p = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.polyder(p); y.sum().backward()
+    >>> y.detach(), p.grad  # x**2 + 2x + 3 -> 2x + 2
+    (tensor([2., 2.]), tensor([2., 1., 0.]))
+    """
     m = int(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
@@ -2291,7 +2866,15 @@ def polyder(p: Any, m: int = 1) -> Any:
 
 
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
-    """``numpy.polyint``: the m-th antiderivative (integration constants ``k``)."""
+    """``numpy.polyint``: the m-th antiderivative (integration constants ``k``).
+
+    Examples
+    --------
+    >>> p = dualad.tensor([3.0, 2.0], requires_grad=True)
+    >>> y = dnp.polyint(p); y.sum().backward()
+    >>> y.detach(), p.grad  # 3x + 2 -> 1.5x**2 + 2x
+    (tensor([1.5, 2. , 0. ]), tensor([0.5, 1. ]))
+    """
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
@@ -2309,7 +2892,18 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
 
 
 def roots(p: Any) -> Any:
-    """``numpy.roots``: eigenvalues of the companion matrix (differentiable in ``p``)."""
+    """``numpy.roots``: eigenvalues of the companion matrix (differentiable in ``p``).
+
+    The roots come in NumPy's order. A leading zero coefficient of an input that needs
+    a derivative raises ``NotImplementedError``.
+
+    Examples
+    --------
+    >>> p = dualad.tensor([1.0, -3.0, 2.0], requires_grad=True)
+    >>> r = dnp.roots(p); r[0].backward()
+    >>> r.detach(), p.grad  # x**2 - 3x + 2; d r = -(r**2, r, 1) / p'(r) at r = 2
+    (tensor([2., 1.]), tensor([-4., -2., -1.]))
+    """
     from .linalg import eigvals
 
     p = atleast_1d(asarray_t(p))
@@ -2345,7 +2939,17 @@ def roots(p: Any) -> Any:
 
 
 def poly(seq_of_zeros: Any) -> Any:
-    """``numpy.poly`` of a sequence of roots (real when they come in conjugate pairs)."""
+    """``numpy.poly`` of a sequence of roots (real when they come in conjugate pairs).
+
+    A square matrix gives the characteristic polynomial (its eigenvalues as roots).
+
+    Examples
+    --------
+    >>> r = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> c = dnp.poly(r); c[-1].backward()
+    >>> c.detach(), r.grad  # (x - 1)(x - 2); the constant term r0 * r1
+    (tensor([ 1., -3.,  2.]), tensor([2., 1.]))
+    """
     z = asarray_t(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0]:
         from .linalg import eigvals
@@ -2366,7 +2970,15 @@ def poly(seq_of_zeros: Any) -> Any:
 
 
 def resize(a: Any, new_shape: Any) -> Any:
-    """``numpy.resize``: the flattened input repeated to fill ``new_shape`` (a gather)."""
+    """``numpy.resize``: the flattened input repeated to fill ``new_shape`` (a gather).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.resize(x, 4); y.sum().backward()
+    >>> y.detach(), x.grad
+    (tensor([1., 2., 3., 1.]), tensor([2., 1., 1.]))
+    """
     a = ravel(asarray_t(a))
     shape = (int(new_shape),) if np.ndim(new_shape) == 0 else tuple(int(s) for s in new_shape)
     n = math.prod(shape)

@@ -61,6 +61,44 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
+EighResult.__doc__ = """What :func:`eigh` returns: ``(eigenvalues, eigenvectors)``, as NumPy's.
+
+Examples
+--------
+>>> dnp.linalg.eigh(dualad.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues
+tensor([1., 3.])
+"""
+EigResult.__doc__ = """What :func:`eig` returns: ``(eigenvalues, eigenvectors)``, as NumPy's.
+
+Examples
+--------
+>>> dnp.linalg.eig(dualad.tensor([[2.0, 1.0], [0.0, 3.0]])).eigenvalues
+tensor([2., 3.])
+"""
+SVDResult.__doc__ = """What :func:`svd` returns: ``(U, S, Vh)``, as NumPy's.
+
+Examples
+--------
+>>> dnp.linalg.svd(dualad.tensor([[3.0, 0.0], [0.0, 2.0]])).S
+tensor([3., 2.])
+"""
+QRResult.__doc__ = """What :func:`qr` returns: ``(Q, R)``, as NumPy's.
+
+Examples
+--------
+>>> a = dualad.tensor([[2.0, 1.0], [0.0, 3.0]])
+>>> q, r = dnp.linalg.qr(a)
+>>> np.allclose((q @ r).numpy(), a.numpy()), np.allclose(np.abs(r.numpy()), a.numpy())
+(True, True)
+"""
+SlogdetResult.__doc__ = """What :func:`slogdet` returns: ``(sign, logabsdet)``, as NumPy's.
+
+Examples
+--------
+>>> dnp.linalg.slogdet(dualad.tensor([[-1.0, 0.0], [0.0, 1.0]]))
+SlogdetResult(sign=tensor(-1.), logabsdet=tensor(0.))
+"""
+
 __all__ = [
     "LinAlgError", "EighResult", "SVDResult", "QRResult", "SlogdetResult",
     "EigResult", "inv", "solve", "det", "slogdet", "cholesky", "eig", "eigvals", "eigh",
@@ -1081,7 +1119,18 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
 
 def cond(x: Any, p: Any = None) -> Any:
     """``numpy.linalg.cond``: a ratio of singular values (``p`` None, 2, -2) or
-    ``norm(x, p) * norm(inv(x), p)``."""
+    ``norm(x, p) * norm(inv(x), p)``.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[2.0, 0.0], [0.0, 0.5]], requires_grad=True)
+    >>> c = dnp.linalg.cond(a); c.backward()
+    >>> c.detach()  # 2 / 0.5
+    tensor(4.)
+    >>> a.grad  # d(s0 / s1) = ds0 / s1 - s0 ds1 / s1**2
+    tensor([[ 2.,  0.],
+            [ 0., -8.]])
+    """
     x = _prep(x)
     if p is None or p in (2, -2):
         s = svdvals(x)
@@ -1092,27 +1141,78 @@ def cond(x: Any, p: Any = None) -> Any:
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """``numpy.linalg.cross`` of 3-vectors."""
+    """``numpy.linalg.cross`` of 3-vectors (:func:`dualad.numpy.cross` along ``axis``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 0.0, 0.0], requires_grad=True)
+    >>> y = dnp.linalg.cross(x, dualad.tensor([0.0, 1.0, 0.0])); y[2].backward()
+    >>> y.detach(), x.grad  # y[2] = x0 * 1 - x1 * 0
+    (tensor([0., 0., 1.]), tensor([1., 0., 0.]))
+    """
     return F.cross(x1, x2, axis=axis)
 
 
 def matrix_transpose(x: Any, /) -> Any:
-    """``numpy.linalg.matrix_transpose``."""
+    """``numpy.linalg.matrix_transpose``: swap the last two axes.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> dnp.linalg.matrix_transpose(a.detach())
+    tensor([[1., 3.],
+            [2., 4.]])
+    >>> (dnp.linalg.matrix_transpose(a) * dualad.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+    >>> a.grad
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
     return F.matrix_transpose(x)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
-    """``numpy.linalg.tensordot``."""
+    """``numpy.linalg.tensordot`` (``axes`` keyword-only), as an einsum.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.linalg.tensordot(a, dualad.tensor([1.0, 1.0]), axes=1); y.sum().backward()
+    >>> y.detach()  # the row sums
+    tensor([3., 7.])
+    >>> a.grad
+    tensor([[1., 1.],
+            [1., 1.]])
+    """
     return F.tensordot(x1, x2, axes=axes)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2, axis)``."""
+    """``numpy.linalg.vecdot``: ``sum(conj(x1) * x2, axis)``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.linalg.vecdot(x, dualad.tensor([3.0, 4.0])); y.backward()
+    >>> y.detach(), x.grad
+    (tensor(11.), tensor([3., 4.]))
+    """
     return F.vecdot(x1, x2, axis=axis)
 
 
 def tensorinv(a: Any, ind: int = 2) -> Any:
-    """``numpy.linalg.tensorinv``: ``inv`` of the matrix the first ``ind`` axes make."""
+    """``numpy.linalg.tensorinv``: ``inv`` of the matrix the first ``ind`` axes make.
+
+    Examples
+    --------
+    >>> a = dualad.tensor(np.diag([2.0, 4.0]).reshape(2, 1, 2), requires_grad=True)
+    >>> b = dnp.linalg.tensorinv(a, ind=1); b.sum().backward()
+    >>> b.detach()
+    tensor([[[0.5 , 0.  ],
+             [0.  , 0.25]]])
+    >>> a.grad  # -inv(A).T @ ones @ inv(A).T, shaped as a
+    tensor([[[-0.25  , -0.125 ]],
+            [[-0.125 , -0.0625]]])
+    """
     a = _prep(a)
     if ind <= 0:
         raise ValueError("Invalid ind argument.")
@@ -1125,7 +1225,18 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
 
 
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
-    """``numpy.linalg.tensorsolve``: ``solve`` on the matrix the axes make."""
+    """``numpy.linalg.tensorsolve``: ``solve`` on the matrix the axes make.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[2.0, 0.0], [0.0, 4.0]], requires_grad=True)
+    >>> x = dnp.linalg.tensorsolve(a, dualad.tensor([2.0, 2.0])); x.sum().backward()
+    >>> x.detach()
+    tensor([1. , 0.5])
+    >>> a.grad  # -inv(A).T @ ones @ x.T
+    tensor([[-0.5  , -0.25 ],
+            [-0.25 , -0.125]])
+    """
     a, b = _prep(a), _prep(b)
     an = a.ndim
     if axes is not None:
@@ -1145,7 +1256,19 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
 def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
     """``numpy.linalg.lstsq``: ``(x, residuals, rank, s)`` with ``x = pinv(a) @ b``.
 
-    The derivative assumes the rank is locally constant (as ``pinv``'s does).
+    The derivative assumes the rank is locally constant (as ``pinv``'s does); ``rank``
+    is computed eagerly from the singular values.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]], requires_grad=True)
+    >>> x, res, rank, s = dnp.linalg.lstsq(a, dualad.tensor([1.0, 4.0, 3.0]))
+    >>> x.detach(), res.detach(), int(rank), s.detach()
+    (tensor([1., 2.]), tensor([9.]), 2, tensor([2., 1.]))
+    >>> x.sum().backward(); a.grad  # r w.T - (a w) x.T, w = inv(a.T a) @ ones, r = b - a x
+    tensor([[-1.  , -2.  ],
+            [-0.5 , -1.  ],
+            [ 3.  ,  0.75]])
     """
     a, b = _prep(a), _prep(b)
     if a.ndim != 2:
