@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import string
+import types
 from collections.abc import Sequence
 from operator import index as _index
 from typing import Any
@@ -191,6 +192,16 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
 def _doc(first: str, example: str) -> str:
     """A factory's docstring: one line, then its example (run as a doctest)."""
     return f"{first}\n\nExamples\n--------\n{example}\n"
+
+
+def _alias(fn: Any, name: str, example: str, first: str = "") -> Any:
+    """``fn`` under NumPy's other name, with a docstring of its own: a copy of the function
+    object (the same code, so no extra call)."""
+    f = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    f.__kwdefaults__, f.__annotations__ = fn.__kwdefaults__, fn.__annotations__
+    f.__qualname__, f.__module__ = name, fn.__module__
+    f.__doc__ = _doc(first or f"``numpy.{name}``: alias of :func:`{fn.__name__}`.", example)
+    return f
 
 
 def _factory(fn: Any, example: str) -> Any:
@@ -395,7 +406,8 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     return apply(_P["rint"], a * s) / s
 
 
-around = round
+around = _alias(round, "around", ">>> dnp.around(dualad.tensor([1.25, -0.5]), 1)  # half to even\n"
+                                  "tensor([ 1.2, -0.5])")
 
 
 def real(a: Any) -> Any:
@@ -435,7 +447,8 @@ def conj(a: Any) -> Any:
     return apply(_P["conj"], a) if _is_c(a) else asarray_t(a)
 
 
-conjugate = conj
+conjugate = _alias(conj, "conjugate", ">>> dnp.conjugate(dualad.tensor([1 + 2j]))\n"
+                                      "tensor([1.-2.j])")
 
 
 def _is_c(a: Any) -> bool:
@@ -569,8 +582,12 @@ def amin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return _extreme(R.amin, a, axis, keepdims, "minimum")
 
 
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+max = _alias(amax, "max", ">>> x = dualad.tensor([[1.0, 4.0], [3.0, 2.0]], requires_grad=True)\n"
+             ">>> dnp.max(x, axis=0).sum().backward(); x.grad\n"
+             "tensor([[0., 1.],\n        [1., 0.]])")  # noqa: A001
+min = _alias(amin, "min", ">>> x = dualad.tensor([2.0, 1.0, 1.0], requires_grad=True)\n"
+             ">>> dnp.min(x).backward(); x.grad  # the tie shares it\n"
+             "tensor([0. , 0.5, 0.5])")  # noqa: A001
 
 
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -676,23 +693,26 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 # -- non-differentiable results ---------------------------------------------------------------
 
 
-def _nd(fn: Any) -> Any:
+def _nd(fn: Any, example: str = "") -> Any:
     def f(a: Any, *args: Any, **kw: Any) -> Any:
         d = a._data if isinstance(a, Tensor) else a
         r = fn(d, *args, **kw)
         return tuple(_make(x) for x in r) if isinstance(r, tuple) else _make(np.asarray(r))
 
     f.__name__ = fn.__name__
-    f.__doc__ = f"``numpy.{fn.__name__}``: an integer result with no derivative."
+    first = f"``numpy.{fn.__name__}`` on the values: an integer or boolean result, no derivative."
+    f.__doc__ = _doc(first, example) if example else first
     return f
 
 
-argmax = _nd(np.argmax)
-argmin = _nd(np.argmin)
-argsort = _nd(np.argsort)
+argmax = _nd(np.argmax, ">>> dnp.argmax(dualad.tensor([1.0, 3.0, 2.0]))\ntensor(1)")
+argmin = _nd(np.argmin,
+             ">>> dnp.argmin(dualad.tensor([[1.0, 3.0], [4.0, 2.0]]), axis=1)\ntensor([0, 1])")
+argsort = _nd(np.argsort, ">>> dnp.argsort(dualad.tensor([3.0, 1.0, 2.0]))\ntensor([1, 2, 0])")
 nonzero = _nd(np.nonzero)
-argwhere = _nd(np.argwhere)
-count_nonzero = _nd(np.count_nonzero)
+argwhere = _nd(np.argwhere,
+               ">>> dnp.argwhere(dualad.tensor([0.0, 1.0, 2.0]))\ntensor([[1],\n        [2]])")
+count_nonzero = _nd(np.count_nonzero, ">>> dnp.count_nonzero(dualad.tensor([0.0, 1.0, 2.0]))\ntensor(2)")
 
 
 def isclose(a: Any, b: Any, **kw: Any) -> Any:
@@ -1053,7 +1073,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
     return apply(L.concatenate, *arrays, axis=_norm_axis(axis, nd))
 
 
-concat = concatenate
+concat = _alias(concatenate, "concat",
+                ">>> dnp.concat([dualad.tensor([1.0]), dualad.tensor([2.0, 3.0])])\n"
+                "tensor([1., 2., 3.])")
 
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
@@ -1962,10 +1984,12 @@ def isrealobj(x: Any) -> bool:
     return not _is_c(x)
 
 
-iscomplex = _nd(np.iscomplex)
-isreal = _nd(np.isreal)
-isposinf = _nd(np.isposinf)
-isneginf = _nd(np.isneginf)
+iscomplex = _nd(np.iscomplex, ">>> dnp.iscomplex(dualad.tensor([1 + 0j, 1j]))\ntensor([False,  True])")
+isreal = _nd(np.isreal, ">>> dnp.isreal(dualad.tensor([1 + 0j, 1j]))\ntensor([ True, False])")
+isposinf = _nd(np.isposinf,
+               ">>> dnp.isposinf(dualad.tensor([-np.inf, 0.0, np.inf]))\ntensor([False, False,  True])")
+isneginf = _nd(np.isneginf,
+               ">>> dnp.isneginf(dualad.tensor([-np.inf, 0.0, np.inf]))\ntensor([ True, False, False])")
 
 
 # -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
@@ -2402,7 +2426,11 @@ def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
     return atleast_1d(asarray(a, dtype=dtype))
 
 
-asfortranarray = ascontiguousarray
+asfortranarray = _alias(
+    ascontiguousarray, "asfortranarray",
+    ">>> dnp.asfortranarray(dualad.tensor([[1.0, 2.0]]))\ntensor([[1., 2.]])",
+    "``numpy.asfortranarray``: :func:`ascontiguousarray` (at least 1-D; a Tensor's memory "
+    "layout is its own).")
 
 
 def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
