@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import math
 import string
+import types
 from collections.abc import Sequence
 from operator import index as _index
 from typing import Any
@@ -174,13 +175,33 @@ def _copy(t: Tensor) -> Tensor:
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
-    """``numpy.copy`` (differentiable: the identity on fresh memory)."""
+    """``numpy.copy`` (differentiable: the identity on fresh memory; ``order`` and ``subok``
+    are ignored).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.copy(x); y is x
+    False
+    >>> (2 * y).sum().backward(); x.grad
+    tensor([2., 2.])
+    """
     return _copy(asarray_t(a))
 
 
 def _doc(first: str, example: str) -> str:
     """A factory's docstring: one line, then its example (run as a doctest)."""
     return f"{first}\n\nExamples\n--------\n{example}\n"
+
+
+def _alias(fn: Any, name: str, example: str, first: str = "") -> Any:
+    """``fn`` under NumPy's other name, with a docstring of its own: a copy of the function
+    object (the same code, so no extra call)."""
+    f = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    f.__kwdefaults__, f.__annotations__ = fn.__kwdefaults__, fn.__annotations__
+    f.__qualname__, f.__module__ = name, fn.__module__
+    f.__doc__ = _doc(first or f"``numpy.{name}``: alias of :func:`{fn.__name__}`.", example)
+    return f
 
 
 def _factory(fn: Any, example: str) -> Any:
@@ -329,7 +350,13 @@ def log_as(a: Any, y: Any) -> Any:
 
 
 def logical_and(a: Any, b: Any) -> Any:
-    """``numpy.logical_and`` (a Python ``False`` short-circuits: rules test scalars this way)."""
+    """``numpy.logical_and`` (a Python ``False`` short-circuits: rules test scalars this way).
+
+    Examples
+    --------
+    >>> dnp.logical_and(dualad.tensor([1.0, 0.0, 2.0]), dualad.tensor([1.0, 1.0, 0.0]))
+    tensor([ True, False, False])
+    """
     if a is False or b is False:
         return False
     return _P["logical_and"](a, b)
@@ -369,7 +396,17 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
 
 
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """``numpy.clip``; the derivative passes where ``a_min <= a <= a_max``."""
+    """``numpy.clip``; the derivative passes where ``a_min <= a <= a_max`` (the bounds are
+    ``a_min`` and ``a_max``, not NumPy 2's ``min=``/``max=``; no ``out=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([-2.0, 0.5, 3.0], requires_grad=True)
+    >>> y = dnp.clip(x, -1.0, 1.0); y.detach()
+    tensor([-1. ,  0.5,  1. ])
+    >>> y.sum().backward(); x.grad
+    tensor([0., 1., 0.])
+    """
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min and a_max must be given")
     a, a_min, a_max = _seq(a), _seq(a_min), _seq(a_max)
@@ -398,7 +435,8 @@ def round(a: Any, decimals: int = 0) -> Any:  # noqa: A001 - NumPy's name
     return apply(_P["rint"], a * s) / s
 
 
-around = round
+around = _alias(round, "around", ">>> dnp.around(dualad.tensor([1.25, -0.5]), 1)  # half to even\n"
+                                  "tensor([ 1.2, -0.5])")
 
 
 def real(a: Any) -> Any:
@@ -417,18 +455,37 @@ def real(a: Any) -> Any:
 
 
 def imag(a: Any) -> Any:
-    """``numpy.imag``: the imaginary part (zeros for real input)."""
+    """``numpy.imag``: the imaginary part (zeros for real input).
+
+    Examples
+    --------
+    >>> z, v = dualad.tensor([1 + 2j]), dualad.tensor([3 - 1j])
+    >>> dualad.functional.jvp(dnp.imag, z, v)
+    (tensor([2.]), tensor([-1.]))
+    >>> dnp.imag(dualad.tensor([1.0]))
+    tensor([0.])
+    """
     if not _is_c(a):
         return zeros_like(a)
     return apply(_P["imag"], a)
 
 
 def conj(a: Any) -> Any:
-    """``numpy.conj`` (identity for real input)."""
+    """``numpy.conj`` (identity for real input).
+
+    Examples
+    --------
+    >>> z, v = dualad.tensor([1 + 2j]), dualad.tensor([1j])
+    >>> dualad.functional.jvp(dnp.conj, z, v)
+    (tensor([1.-2.j]), tensor([0.-1.j]))
+    >>> dnp.conj(dualad.tensor([1.0, 2.0]))  # real input: itself
+    tensor([1., 2.])
+    """
     return apply(_P["conj"], a) if _is_c(a) else asarray_t(a)
 
 
-conjugate = conj
+conjugate = _alias(conj, "conjugate", ">>> dnp.conjugate(dualad.tensor([1 + 2j]))\n"
+                                      "tensor([1.-2.j])")
 
 
 def _is_c(a: Any) -> bool:
@@ -487,7 +544,17 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.mean``."""
+    """``numpy.mean`` (``axis``, ``dtype``, ``keepdims``; no ``out=`` or ``where=``;
+    integers are averaged in float64).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 6.0], requires_grad=True)
+    >>> m = dnp.mean(x); m.detach()
+    tensor(3.)
+    >>> m.backward(); x.grad
+    tensor([0.33333333, 0.33333333, 0.33333333])
+    """
     a = asarray_t(a)
     if a.dtype.kind in "biu":
         a = astype(a, dtype or np.float64)
@@ -558,17 +625,38 @@ def _extreme(prim: Any, a: Any, axis: Any, keepdims: bool, name: str) -> Any:
 
 
 def amax(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.amax``: ties share the derivative evenly."""
+    """``numpy.amax``: ties share the derivative evenly (no ``out=``, ``initial=`` or
+    ``where=``; an empty reduction raises, as NumPy's).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 3.0, 3.0], requires_grad=True)
+    >>> dnp.amax(x).backward(); x.grad  # the tie shares it
+    tensor([0. , 0.5, 0.5])
+    """
     return _extreme(R.amax, a, axis, keepdims, "maximum")
 
 
 def amin(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """``numpy.amin``: ties share the derivative evenly."""
+    """``numpy.amin``: ties share the derivative evenly (no ``out=``, ``initial=`` or
+    ``where=``; an empty reduction raises, as NumPy's).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 4.0], [3.0, 2.0]], requires_grad=True)
+    >>> dnp.amin(x, axis=1).sum().backward(); x.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     return _extreme(R.amin, a, axis, keepdims, "minimum")
 
 
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+max = _alias(amax, "max", ">>> x = dualad.tensor([[1.0, 4.0], [3.0, 2.0]], requires_grad=True)\n"
+             ">>> dnp.max(x, axis=0).sum().backward(); x.grad\n"
+             "tensor([[0., 1.],\n        [1., 0.]])")  # noqa: A001
+min = _alias(amin, "min", ">>> x = dualad.tensor([2.0, 1.0, 1.0], requires_grad=True)\n"
+             ">>> dnp.min(x).backward(); x.grad  # the tie shares it\n"
+             "tensor([0. , 0.5, 0.5])")  # noqa: A001
 
 
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -603,7 +691,16 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 
 def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
-    """``numpy.cumsum`` (``axis=None`` flattens first)."""
+    """``numpy.cumsum`` (``axis=None`` flattens first; no ``out=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.cumsum(x); y.detach()
+    tensor([1., 3., 6.])
+    >>> y.sum().backward(); x.grad
+    tensor([3., 2., 1.])
+    """
     a = asarray_t(a)
     if dtype is not None:
         a = astype(a, dtype, copy=False)
@@ -615,7 +712,16 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
-    """``numpy.cumprod`` (``axis=None`` flattens first)."""
+    """``numpy.cumprod`` (``axis=None`` flattens first; no ``out=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, 3.0, 4.0], requires_grad=True)
+    >>> y = dnp.cumprod(x); y.detach()
+    tensor([ 2.,  6., 24.])
+    >>> y[-1].backward(); x.grad
+    tensor([12.,  8.,  6.])
+    """
     a = asarray_t(a)
     if dtype is not None:
         a = astype(a, dtype, copy=False)
@@ -642,7 +748,17 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) 
 
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
             keepdims: bool = False) -> Any:
-    """``numpy.average``: differentiable in ``a`` and ``weights``."""
+    """``numpy.average``: differentiable in ``a`` and ``weights``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 4.0], requires_grad=True)
+    >>> w = dualad.tensor([3.0, 1.0], requires_grad=True)
+    >>> avg = dnp.average(x, weights=w); avg.detach()
+    tensor(1.75)
+    >>> avg.backward(); x.grad, w.grad
+    (tensor([0.75, 0.25]), tensor([-0.1875,  0.5625]))
+    """
     a = asarray_t(a)
     if weights is None:
         avg = mean(a, axis=axis, keepdims=keepdims)
@@ -688,21 +804,53 @@ def _nd(fn: Any, example: str = "") -> Any:
         return tuple(_make(x) for x in r) if isinstance(r, tuple) else _make(np.asarray(r))
 
     f.__name__ = fn.__name__
-    first = f"``numpy.{fn.__name__}``: an integer result with no derivative."
+    first = f"``numpy.{fn.__name__}`` on the values: an integer or boolean result, no derivative."
     f.__doc__ = _doc(first, example) if example else first
     return f
 
 
-argmax = _nd(np.argmax)
-argmin = _nd(np.argmin)
-argsort = _nd(np.argsort)
+argmax = _nd(np.argmax, ">>> dnp.argmax(dualad.tensor([1.0, 3.0, 2.0]))\ntensor(1)")
+argmin = _nd(np.argmin,
+             ">>> dnp.argmin(dualad.tensor([[1.0, 3.0], [4.0, 2.0]]), axis=1)\ntensor([0, 1])")
+argsort = _nd(np.argsort, ">>> dnp.argsort(dualad.tensor([3.0, 1.0, 2.0]))\ntensor([1, 2, 0])")
 nonzero = _nd(np.nonzero, ">>> dnp.nonzero(dualad.tensor([0.0, 2.0, 0.0, 3.0]))\n"
                          "(tensor([1, 3]),)")
-argwhere = _nd(np.argwhere)
-count_nonzero = _nd(np.count_nonzero)
-isclose = lambda a, b, **kw: _make(np.isclose(_raw(a), _raw(b), **kw))  # noqa: E731
-allclose = lambda a, b, **kw: bool(np.allclose(_raw(a), _raw(b), **kw))  # noqa: E731
-array_equal = lambda a, b, **kw: bool(np.array_equal(_raw(a), _raw(b), **kw))  # noqa: E731
+argwhere = _nd(np.argwhere,
+               ">>> dnp.argwhere(dualad.tensor([0.0, 1.0, 2.0]))\ntensor([[1],\n        [2]])")
+count_nonzero = _nd(np.count_nonzero, ">>> dnp.count_nonzero(dualad.tensor([0.0, 1.0, 2.0]))\ntensor(2)")
+
+
+def isclose(a: Any, b: Any, **kw: Any) -> Any:
+    """``numpy.isclose`` on the values: a boolean Tensor, no derivative.
+
+    Examples
+    --------
+    >>> dnp.isclose(dualad.tensor([1.0, 2.0]), [1.0 + 1e-9, 2.1])
+    tensor([ True, False])
+    """
+    return _make(np.isclose(_raw(a), _raw(b), **kw))
+
+
+def allclose(a: Any, b: Any, **kw: Any) -> bool:
+    """``numpy.allclose`` on the values: a Python bool, no derivative.
+
+    Examples
+    --------
+    >>> dnp.allclose(dualad.tensor([1.0, 2.0]), [1.0, 2.0 + 1e-9])
+    True
+    """
+    return bool(np.allclose(_raw(a), _raw(b), **kw))
+
+
+def array_equal(a: Any, b: Any, **kw: Any) -> bool:
+    """``numpy.array_equal`` on the values: a Python bool, no derivative.
+
+    Examples
+    --------
+    >>> dnp.array_equal(dualad.tensor([1.0, 2.0]), [1, 2])
+    True
+    """
+    return bool(np.array_equal(_raw(a), _raw(b), **kw))
 
 
 def shape(a: Any) -> tuple[int, ...]:
@@ -748,10 +896,24 @@ def _raw(a: Any) -> Any:
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """``numpy.any``: a boolean Tensor, no derivative (no ``out=`` or ``where=``).
+
+    Examples
+    --------
+    >>> dnp.any(dualad.tensor([0.0, 2.0])), dnp.any(dualad.tensor([[0.0, 0.0], [0.0, 3.0]]), axis=1)
+    (tensor(True), tensor([False,  True]))
+    """
     return _make(np.asarray(np.any(_raw(a), axis=axis, keepdims=keepdims)))
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+    """``numpy.all``: a boolean Tensor, no derivative (no ``out=`` or ``where=``).
+
+    Examples
+    --------
+    >>> dnp.all(dualad.tensor([1.0, 0.0])), dnp.all(dualad.tensor([[1.0, 0.0], [2.0, 3.0]]), axis=1)
+    (tensor(False), tensor([False,  True]))
+    """
     return _make(np.asarray(np.all(_raw(a), axis=axis, keepdims=keepdims)))
 
 
@@ -907,6 +1069,18 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """``numpy.moveaxis``: a transpose that moves ``source`` axes to ``destination``.
+
+    Examples
+    --------
+    >>> dnp.moveaxis(dualad.tensor(np.zeros((2, 3, 4))), 0, -1).shape
+    (3, 4, 2)
+    >>> x = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> y = dnp.moveaxis(x, 0, -1); y.shape
+    (2, 1)
+    >>> (y * [[3.0], [4.0]]).sum().backward(); x.grad
+    tensor([[3., 4.]])
+    """
     a = asarray_t(a)
     src = [_norm_axis(int(s), a.ndim) for s in np.atleast_1d(source)]
     dst = [_norm_axis(int(d), a.ndim) for d in np.atleast_1d(destination)]
@@ -917,6 +1091,16 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 
 def expand_dims(a: Any, axis: Any) -> Any:
+    """``numpy.expand_dims``: a reshape that inserts length-1 axes at ``axis``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.expand_dims(x, 0); y.shape
+    (1, 2)
+    >>> (y * [[3.0, 4.0]]).sum().backward(); x.grad
+    tensor([3., 4.])
+    """
     a = asarray_t(a)
     axes = (axis,) if axis.__class__ is int or np.ndim(axis) == 0 else tuple(axis)
     nd = a.ndim + len(axes)
@@ -945,6 +1129,15 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def broadcast_to(a: Any, shape: Any) -> Any:
+    """``numpy.broadcast_to`` (differentiable: the derivative sums over the broadcast
+    axes; a new Tensor, not a read-only view; no ``subok=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.broadcast_to(x, (3, 2)).sum().backward(); x.grad
+    tensor([3., 3.])
+    """
     a = asarray_t(a)
     shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     if a.shape == shape:
@@ -956,6 +1149,17 @@ def broadcast_to(a: Any, shape: Any) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
+    """``numpy.broadcast_arrays``: each argument broadcast to the common shape
+    (differentiable; a list, and no ``subok=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> a, b = dnp.broadcast_arrays(x, np.zeros((3, 1))); a.shape, b.shape
+    ((3, 2), (3, 2))
+    >>> a.sum().backward(); x.grad
+    tensor([3., 3.])
+    """
     shp = np.broadcast_shapes(*[_shape_of(a) for a in args])
     return [broadcast_to(a, shp) for a in args]
 
@@ -966,12 +1170,30 @@ def _atleast(arys: tuple[Any, ...], fn: Any) -> Any:
 
 
 def atleast_1d(*arys: Any) -> Any:
-    """``numpy.atleast_1d`` (a tuple for several arguments)."""
+    """``numpy.atleast_1d`` (a tuple for several arguments).
+
+    Examples
+    --------
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> y = dnp.atleast_1d(x); y.shape
+    (1,)
+    >>> (3 * y).sum().backward(); x.grad
+    tensor(3.)
+    """
     return _atleast(arys, lambda a: reshape(a, (1,)) if a.ndim == 0 else a)
 
 
 def atleast_2d(*arys: Any) -> Any:
-    """``numpy.atleast_2d`` (a tuple for several arguments)."""
+    """``numpy.atleast_2d`` (a tuple for several arguments).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.atleast_2d(x); y.shape
+    (1, 2)
+    >>> (y * [[3.0, 4.0]]).sum().backward(); x.grad
+    tensor([3., 4.])
+    """
     return _atleast(arys, lambda a: reshape(a, (1,) * (2 - a.ndim) + a.shape)
                     if a.ndim < 2 else a)
 
@@ -993,7 +1215,16 @@ def atleast_3d(*arys: Any) -> Any:
 
 
 def getitem(a: Any, key: Any) -> Any:
-    """``a[key]`` with basic, advanced and boolean indices."""
+    """``a[key]`` with basic, advanced and boolean indices.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.getitem(x, [0, 0, 2]); y.detach()
+    tensor([1., 1., 3.])
+    >>> y.sum().backward(); x.grad
+    tensor([2., 0., 1.])
+    """
     a = asarray_t(a)
     idx = L.Index(key, a.ndim)
     if a.dtype.kind not in "fc":
@@ -1009,7 +1240,16 @@ def _no_out(name: str, out: Any) -> None:
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
                 dtype: Any = None, casting: str = "same_kind") -> Any:
-    """``numpy.concatenate`` (with ``dtype=`` and ``casting=``; not ``out=``)."""
+    """``numpy.concatenate`` (with ``dtype=`` and ``casting=``; not ``out=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.concatenate([x, 5 * x]); y.detach()
+    tensor([ 1.,  2.,  5., 10.])
+    >>> y.sum().backward(); x.grad
+    tensor([6., 6.])
+    """
     _no_out("concatenate", out)
     arrays = [asarray_t(x) for x in arrays]
     if axis is None:
@@ -1032,7 +1272,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, out: Any = None, *,
     return apply(L.concatenate, *arrays, axis=_norm_axis(axis, nd))
 
 
-concat = concatenate
+concat = _alias(concatenate, "concat",
+                ">>> dnp.concat([dualad.tensor([1.0]), dualad.tensor([2.0, 3.0])])\n"
+                "tensor([1., 2., 3.])")
 
 
 def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any = None,
@@ -1061,7 +1303,16 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: Any = None, *, dtype: Any =
 
 
 def hstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind") -> Any:
-    """``numpy.hstack``."""
+    """``numpy.hstack``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.hstack([x, 3 * x]); y.detach()
+    tensor([1., 2., 3., 6.])
+    >>> y.sum().backward(); x.grad
+    tensor([4., 4.])
+    """
     arrs = [atleast_1d(x) for x in tup]
     return concatenate(arrs, axis=0 if arrs and arrs[0].ndim == 1 else 1, dtype=dtype,
                        casting=casting)
@@ -1085,12 +1336,31 @@ def vstack(tup: Sequence[Any], *, dtype: Any = None, casting: str = "same_kind")
 
 
 def dstack(tup: Sequence[Any]) -> Any:
-    """``numpy.dstack``: stack along the third axis."""
+    """``numpy.dstack``: stack along the third axis.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.dstack([x, 3 * x]); y.shape
+    (1, 2, 2)
+    >>> y.sum().backward(); x.grad
+    tensor([4., 4.])
+    """
     return concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
-    """``numpy.diff``: the n-th discrete difference along ``axis`` (slices and a subtraction)."""
+    """``numpy.diff``: the n-th discrete difference along ``axis`` (slices and a subtraction;
+    no ``prepend=``/``append=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 4.0, 9.0], requires_grad=True)
+    >>> d = dnp.diff(x); d.detach()
+    tensor([3., 5.])
+    >>> d[0].backward(); x.grad
+    tensor([-1.,  1.,  0.])
+    """
     a = asarray_t(a)
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n}")
@@ -1102,7 +1372,16 @@ def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
 
 
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
-    """``numpy.append``: flattens both when ``axis`` is None."""
+    """``numpy.append``: flattens both when ``axis`` is None.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.append(x, 3 * x); y.detach()
+    tensor([1., 2., 3., 6.])
+    >>> y.sum().backward(); x.grad
+    tensor([4., 4.])
+    """
     arr, values = asarray_t(arr), asarray_t(values)
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], axis=0)
@@ -1110,7 +1389,17 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
 
 
 def column_stack(tup: Sequence[Any]) -> Any:
-    """``numpy.column_stack``: 1-D arrays become columns."""
+    """``numpy.column_stack``: 1-D arrays become columns.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.column_stack([x, 2 * x]); y.detach()
+    tensor([[1., 2.],
+            [2., 4.]])
+    >>> y.sum().backward(); x.grad
+    tensor([3., 3.])
+    """
     arrs = [asarray_t(x) for x in tup]
     return concatenate([reshape(x, (-1, 1)) if x.ndim < 2 else x for x in arrs], axis=1)
 
@@ -1164,6 +1453,17 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """``numpy.array_split``: like :func:`split`, but the sections may differ in size by
+    one; a list of Tensors, each an index of the input.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> a, b = dnp.array_split(x, 2); a.shape, b.shape
+    ((2,), (1,))
+    >>> (a.sum() + 10 * b.sum()).backward(); x.grad
+    tensor([ 1.,  1., 10.])
+    """
     ary = asarray_t(ary)
     n = ary.shape[_norm_axis(axis, ary.ndim)]
     if np.ndim(indices_or_sections) == 0:
@@ -1174,6 +1474,16 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def flip(m: Any, axis: Any = None) -> Any:
+    """``numpy.flip``: reverse the order along ``axis`` (all axes when None), an index.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.flip(x); y.detach()
+    tensor([2., 1.])
+    >>> (y * [3.0, 4.0]).sum().backward(); x.grad
+    tensor([4., 3.])
+    """
     m = asarray_t(m)
     axes = _norm_axes(axis, m.ndim)
     return getitem(m, tuple(slice(None, None, -1) if i in axes else slice(None)
@@ -1181,10 +1491,34 @@ def flip(m: Any, axis: Any = None) -> Any:
 
 
 def fliplr(m: Any) -> Any:
+    """``numpy.fliplr``: reverse the second axis.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.fliplr(a); y.detach()
+    tensor([[2., 1.],
+            [4., 3.]])
+    >>> y[0, 0].backward(); a.grad
+    tensor([[0., 1.],
+            [0., 0.]])
+    """
     return flip(m, 1)
 
 
 def flipud(m: Any) -> Any:
+    """``numpy.flipud``: reverse the first axis.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.flipud(a); y.detach()
+    tensor([[3., 4.],
+            [1., 2.]])
+    >>> y[0, 0].backward(); a.grad
+    tensor([[0., 0.],
+            [1., 0.]])
+    """
     return flip(m, 0)
 
 
@@ -1376,7 +1710,17 @@ def tril(m: Any, k: int = 0) -> Any:
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """``numpy.diagonal`` (as a gather; the diagonal is the last axis)."""
+    """``numpy.diagonal`` (as a gather; the diagonal is the last axis).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> d = dnp.diagonal(a); d.detach()
+    tensor([1., 4.])
+    >>> d.sum().backward(); a.grad
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     a = asarray_t(a)
     a = moveaxis(a, (_norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
@@ -1385,7 +1729,17 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
 
 def diag(v: Any, k: int = 0) -> Any:
-    """``numpy.diag``: extract a diagonal, or build a matrix from one (a scatter)."""
+    """``numpy.diag``: extract a diagonal, or build a matrix from one (a scatter).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.diag(x); y.detach()
+    tensor([[1., 0.],
+            [0., 2.]])
+    >>> dnp.diag(y).sum().backward(); x.grad
+    tensor([1., 1.])
+    """
     v = asarray_t(v)
     if v.ndim == 2:
         return diagonal(v, k)
@@ -1403,7 +1757,17 @@ def diag(v: Any, k: int = 0) -> Any:
 
 
 def matmul(a: Any, b: Any) -> Any:
-    """``numpy.matmul`` (the ``@`` operator)."""
+    """``numpy.matmul`` (the ``@`` operator; no ``out=`` or other ufunc keywords).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> (a @ dualad.tensor([1.0, 1.0])).detach()
+    tensor([3., 7.])
+    >>> dnp.matmul(a, [1.0, 2.0]).sum().backward(); a.grad
+    tensor([[1., 2.],
+            [1., 2.]])
+    """
     if a.__class__ is not Tensor or b.__class__ is not Tensor:  # (the operator's: both are)
         a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
@@ -1412,7 +1776,15 @@ def matmul(a: Any, b: Any) -> Any:
 
 
 def dot(a: Any, b: Any) -> Any:
-    """``numpy.dot``."""
+    """``numpy.dot`` (a product for scalars, :func:`matmul` up to 2-D, a contraction of the
+    last and second-to-last axes above; no ``out=``).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.dot(a, [3.0, 4.0]).backward(); a.grad
+    tensor([3., 4.])
+    """
     a, b = _seq(a), _seq(b)
     na, nb = _ndim(a), _ndim(b)
     if na == 0 or nb == 0:
@@ -1437,6 +1809,14 @@ def vdot(a: Any, b: Any) -> Any:
 
 
 def inner(a: Any, b: Any) -> Any:
+    """``numpy.inner``: a contraction of the last axes (a product when one is a scalar).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> dnp.inner(a, [3.0, 4.0]).backward(); a.grad
+    tensor([3., 4.])
+    """
     a, b = _seq(a), _seq(b)
     if _ndim(a) == 0 or _ndim(b) == 0:
         return multiply(a, b)  # type: ignore[name-defined] # noqa: F821
@@ -1492,6 +1872,16 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 
 
 def kron(a: Any, b: Any) -> Any:
+    """``numpy.kron``: the Kronecker product, a broadcast product and a reshape.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> k = dnp.kron(a, [1.0, 10.0]); k.detach()
+    tensor([ 1., 10.,  2., 20.])
+    >>> k.sum().backward(); a.grad
+    tensor([11., 11.])
+    """
     a, b = asarray_t(a), asarray_t(b)
     nd = builtins.max(a.ndim, b.ndim)
     a = reshape(a, (1,) * (nd - a.ndim) + a.shape)
@@ -1738,7 +2128,18 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """``numpy.hsplit``: split along the second axis (the first for 1-D)."""
+    """``numpy.hsplit``: split along the second axis (the first for 1-D).
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> l, r = dnp.hsplit(a, 2); l.detach()
+    tensor([[1.],
+            [3.]])
+    >>> (l.sum() + 10 * r.sum()).backward(); a.grad
+    tensor([[ 1., 10.],
+            [ 1., 10.]])
+    """
     ary = asarray_t(ary)
     if ary.ndim == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -1746,7 +2147,16 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
 
 
 def dsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    """``numpy.dsplit``: split along the third axis (at least 3-D)."""
+    """``numpy.dsplit``: split along the third axis (at least 3-D).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[[1.0, 2.0]]], requires_grad=True)
+    >>> a, b = dnp.dsplit(x, 2); a.shape
+    (1, 1, 1)
+    >>> (a.sum() + 10 * b.sum()).backward(); x.grad
+    tensor([[[ 1., 10.]]])
+    """
     ary = asarray_t(ary)
     if ary.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -1934,19 +2344,33 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 
 def iscomplexobj(x: Any) -> bool:
-    """``numpy.iscomplexobj`` (no derivative)."""
+    """``numpy.iscomplexobj`` (no derivative).
+
+    Examples
+    --------
+    >>> dnp.iscomplexobj(dualad.tensor([1 + 0j])), dnp.iscomplexobj(dualad.tensor([1.0]))
+    (True, False)
+    """
     return _is_c(x)
 
 
 def isrealobj(x: Any) -> bool:
-    """``numpy.isrealobj`` (no derivative)."""
+    """``numpy.isrealobj`` (no derivative).
+
+    Examples
+    --------
+    >>> dnp.isrealobj(dualad.tensor([1.0])), dnp.isrealobj(dualad.tensor([1 + 0j]))
+    (True, False)
+    """
     return not _is_c(x)
 
 
-iscomplex = _nd(np.iscomplex)
-isreal = _nd(np.isreal)
-isposinf = _nd(np.isposinf)
-isneginf = _nd(np.isneginf)
+iscomplex = _nd(np.iscomplex, ">>> dnp.iscomplex(dualad.tensor([1 + 0j, 1j]))\ntensor([False,  True])")
+isreal = _nd(np.isreal, ">>> dnp.isreal(dualad.tensor([1 + 0j, 1j]))\ntensor([ True, False])")
+isposinf = _nd(np.isposinf,
+               ">>> dnp.isposinf(dualad.tensor([-np.inf, 0.0, np.inf]))\ntensor([False, False,  True])")
+isneginf = _nd(np.isneginf,
+               ">>> dnp.isneginf(dualad.tensor([-np.inf, 0.0, np.inf]))\ntensor([ True, False, False])")
 
 
 # -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
@@ -2323,6 +2747,14 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
 
     (NumPy also clips the real part to [-1, 1], which only moves rounding errors; the
     derivative of the unclipped expression is the one that exists.)
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], requires_grad=True)
+    >>> r = dnp.corrcoef(x)[0, 1]; r.detach()
+    tensor(-0.5)
+    >>> r.backward(); x.grad[0, 1:]
+    tensor([ 0.75, -0.75])
     """
     c = cov(x, y, rowvar, dtype=dtype)
     if c.ndim == 0:
@@ -2387,7 +2819,16 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
-    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])``, a convolution."""
+    """``numpy.correlate``: ``c[k] = sum_n a[n + k] conj(v[n])``, a convolution.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> c = dnp.correlate(a, [1.0, 1.0]); c.detach()
+    tensor([3., 5.])
+    >>> c.sum().backward(); a.grad
+    tensor([1., 2., 1.])
+    """
     a, v = asarray_t(a), asarray_t(v)
     if a.ndim == 1 and v.ndim == 1 and v.shape[0] > a.shape[0]:
         return flip(conj(convolve(v, flip(conj(a)), mode)))
@@ -2441,7 +2882,17 @@ fix = _P["trunc"]
 
 
 def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
-    """``numpy.asarray_chkfinite``: :func:`asarray`, raising on NaN or infinity."""
+    """``numpy.asarray_chkfinite``: :func:`asarray`, raising on NaN or infinity.
+
+    Examples
+    --------
+    >>> dnp.asarray_chkfinite([1.0, 2.0])
+    tensor([1., 2.])
+    >>> dnp.asarray_chkfinite([1.0, np.inf])
+    Traceback (most recent call last):
+        ...
+    ValueError: array must not contain infs or NaNs
+    """
     t = asarray(a, dtype=dtype)
     if t.dtype.kind in "fc" and not np.isfinite(t._data).all():
         raise ValueError("array must not contain infs or NaNs")
@@ -2449,11 +2900,21 @@ def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Tensor:
 
 
 def ascontiguousarray(a: Any, dtype: Any = None, *, like: Any = None) -> Tensor:
-    """``numpy.ascontiguousarray`` (at least 1-D; a Tensor's memory layout is its own)."""
+    """``numpy.ascontiguousarray`` (at least 1-D; a Tensor's memory layout is its own).
+
+    Examples
+    --------
+    >>> dnp.ascontiguousarray(dualad.tensor(2.0))
+    tensor([2.])
+    """
     return atleast_1d(asarray(a, dtype=dtype))
 
 
-asfortranarray = ascontiguousarray
+asfortranarray = _alias(
+    ascontiguousarray, "asfortranarray",
+    ">>> dnp.asfortranarray(dualad.tensor([[1.0, 2.0]]))\ntensor([[1., 2.]])",
+    "``numpy.asfortranarray``: :func:`ascontiguousarray` (at least 1-D; a Tensor's memory "
+    "layout is its own).")
 
 
 def require(a: Any, dtype: Any = None, requirements: Any = None, *, like: Any = None) -> Tensor:
@@ -2500,13 +2961,31 @@ def block(arrays: Any) -> Any:
 
 
 def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
-    """``numpy.compress``: a gather of the selected slices."""
+    """``numpy.compress``: a gather of the selected slices (no ``out=``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.compress([True, False, True], x); y.detach()
+    tensor([1., 3.])
+    >>> y.sum().backward(); x.grad
+    tensor([1., 0., 1.])
+    """
     idx = np.nonzero(np.asarray(_raw(condition)).astype(bool).ravel())[0]
     return take(a, idx, axis=axis)
 
 
 def extract(condition: Any, arr: Any) -> Any:
-    """``numpy.extract``: the elements where ``condition`` is true, flattened."""
+    """``numpy.extract``: the elements where ``condition`` is true, flattened.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    >>> y = dnp.extract(x.detach() > 0, x); y.detach()
+    tensor([1., 3.])
+    >>> y.sum().backward(); x.grad
+    tensor([1., 0., 1.])
+    """
     return take(ravel(arr), np.nonzero(np.ravel(_raw(condition)))[0])
 
 
@@ -2529,20 +3008,47 @@ def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
 
 def cumulative_sum(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
                    include_initial: bool = False) -> Any:
-    """``numpy.cumulative_sum`` (``include_initial`` prepends a zero)."""
+    """``numpy.cumulative_sum`` (``include_initial`` prepends a zero).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = dnp.cumulative_sum(x, include_initial=True); y.detach()
+    tensor([0., 1., 3.])
+    >>> y.sum().backward(); x.grad
+    tensor([2., 1.])
+    """
     _no_out("cumulative_sum", out)
     return _cumulative(cumsum, x, axis, dtype, include_initial, 0)
 
 
 def cumulative_prod(x: Any, /, *, axis: Any = None, dtype: Any = None, out: Any = None,
                     include_initial: bool = False) -> Any:
-    """``numpy.cumulative_prod`` (``include_initial`` prepends a one)."""
+    """``numpy.cumulative_prod`` (``include_initial`` prepends a one).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.0, 3.0], requires_grad=True)
+    >>> y = dnp.cumulative_prod(x, include_initial=True); y.detach()
+    tensor([1., 2., 6.])
+    >>> y.sum().backward(); x.grad
+    tensor([4., 2.])
+    """
     _no_out("cumulative_prod", out)
     return _cumulative(cumprod, x, axis, dtype, include_initial, 1)
 
 
 def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
-    """``numpy.delete``: a gather of the slices kept."""
+    """``numpy.delete``: a gather of the slices kept.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = dnp.delete(x, 1); y.detach()
+    tensor([1., 3.])
+    >>> y.sum().backward(); x.grad
+    tensor([1., 0., 1.])
+    """
     arr = asarray_t(arr)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -2552,17 +3058,45 @@ def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
 
 
 def diagflat(v: Any, k: int = 0) -> Any:
-    """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``."""
+    """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> y = dnp.diagflat(x); y.detach()
+    tensor([[1., 0.],
+            [0., 2.]])
+    >>> y.sum().backward(); x.grad
+    tensor([[1., 1.]])
+    """
     return diag(ravel(v), k)
 
 
 def divmod(x1: Any, x2: Any) -> tuple[Any, Any]:  # noqa: A001 - NumPy's name
-    """``numpy.divmod``: (floor division, no derivative; remainder, differentiable)."""
+    """``numpy.divmod``: (floor division, no derivative; remainder, differentiable).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([7.0, -7.0], requires_grad=True)
+    >>> q, r = dnp.divmod(x, 2.0); q.detach(), r.detach()
+    (tensor([ 3., -4.]), tensor([1., 1.]))
+    >>> r.sum().backward(); x.grad
+    tensor([1., 1.])
+    """
     return _P["floor_divide"](x1, x2), _P["remainder"](x1, x2)
 
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
-    """``numpy.ediff1d``: differences of the flattened array, with optional ends."""
+    """``numpy.ediff1d``: differences of the flattened array, with optional ends.
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 4.0, 9.0], requires_grad=True)
+    >>> d = dnp.ediff1d(x, to_begin=0.0); d.detach()
+    tensor([0., 3., 5.])
+    >>> d.sum().backward(); x.grad
+    tensor([-1.,  0.,  1.])
+    """
     a = ravel(asarray_t(ary))
     parts = [diff(a)]
     for v, front in ((to_begin, True), (to_end, False)):
@@ -2577,27 +3111,60 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
 
 
 def frexp(x: Any) -> tuple[Any, Any]:
-    """``numpy.frexp``: mantissa ``x * 2**-e`` (differentiable) and exponent ``e`` (integer)."""
+    """``numpy.frexp``: mantissa ``x * 2**-e`` (differentiable) and exponent ``e`` (integer).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([3.0, 8.0], requires_grad=True)
+    >>> m, e = dnp.frexp(x); m.detach(), e
+    (tensor([0.75, 0.5 ]), tensor([2, 4], dtype=int32))
+    >>> m.sum().backward(); x.grad  # 2**-e
+    tensor([0.25  , 0.0625])
+    """
     x = asarray_t(x)
     e = np.frexp(x._data)[1]
     return x * np.ldexp(np.ones((), x.dtype), -e), _make(e)
 
 
 def ldexp(x1: Any, x2: Any) -> Any:
-    """``numpy.ldexp``: ``x1 * 2**x2`` for integer ``x2`` (differentiable in ``x1``)."""
+    """``numpy.ldexp``: ``x1 * 2**x2`` for integer ``x2`` (differentiable in ``x1``).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 3.0], requires_grad=True)
+    >>> y = dnp.ldexp(x, [2, -1]); y.detach()
+    tensor([4. , 1.5])
+    >>> y.sum().backward(); x.grad
+    tensor([4. , 0.5])
+    """
     x1 = asarray_t(x1)
     dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
     return astype(x1, dt, copy=False) * np.ldexp(np.ones((), dt), _raw(x2))
 
 
 def modf(x: Any) -> tuple[Any, Any]:
-    """``numpy.modf``: fractional part (derivative one) and integral part (zero)."""
+    """``numpy.modf``: fractional part (derivative one) and integral part (zero).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([2.5, -1.25], requires_grad=True)
+    >>> f, i = dnp.modf(x); f.detach(), i.detach()
+    (tensor([ 0.5 , -0.25]), tensor([ 2., -1.]))
+    >>> (f + i).sum().backward(); x.grad
+    tensor([1., 1.])
+    """
     t = _P["trunc"](x)
     return x - t, t
 
 
 def heaviside(x1: Any, x2: Any) -> Any:
-    """``numpy.heaviside``: 0 or 1 away from zero (no derivative), ``x2`` at zero."""
+    """``numpy.heaviside``: 0 or 1 away from zero (no derivative), ``x2`` at zero.
+
+    Examples
+    --------
+    >>> dnp.heaviside(dualad.tensor([-1.0, 0.0, 2.0]), 0.5)
+    tensor([0. , 0.5, 1. ])
+    """
     d1 = np.asarray(_raw(x1))
     base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
     return where(d1 == 0, x2, base)
@@ -2606,7 +3173,16 @@ def heaviside(x1: Any, x2: Any) -> Any:
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:
     """``numpy.logspace``: ``base ** linspace(start, stop)``; differentiable in Tensor
-    endpoints and base."""
+    endpoints and base.
+
+    Examples
+    --------
+    >>> b = dualad.tensor(1.0, requires_grad=True)
+    >>> y = dnp.logspace(0.0, b, 2); y.detach()
+    tensor([ 1., 10.])
+    >>> y.sum().backward(); b.grad  # d(10**b)/db = 10 log(10)
+    tensor(23.02585093)
+    """
     if not builtins.any(isinstance(v, Tensor) for v in (start, stop, base)):
         return _make(np.logspace(start, stop, num, endpoint, base, dtype, axis))
     y = linspace(start, stop, num, endpoint=endpoint)
@@ -2622,7 +3198,16 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:
-    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints."""
+    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints.
+
+    Examples
+    --------
+    >>> a = dualad.tensor(1.0, requires_grad=True)
+    >>> y = dnp.geomspace(a, 4.0, 3); y.detach()
+    tensor([1., 2., 4.])
+    >>> y.sum().backward(); a.grad
+    tensor(2.)
+    """
     if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
         return _make(np.geomspace(start, stop, num, endpoint, dtype, axis))
     s0, s1 = np.asarray(_raw(start)), np.asarray(_raw(stop))
@@ -2647,7 +3232,16 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
 
 
 def matrix_transpose(x: Any, /) -> Any:
-    """``numpy.matrix_transpose``: swap the last two axes."""
+    """``numpy.matrix_transpose``: swap the last two axes.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> t = dnp.matrix_transpose(a); t.shape
+    (2, 1)
+    >>> (t * [[3.0], [4.0]]).sum().backward(); a.grad
+    tensor([[3., 4.]])
+    """
     x = asarray_t(x)
     if x.ndim < 2:
         raise ValueError("Input array must be at least 2-dimensional")
@@ -2671,7 +3265,17 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
 
 
 def matvec(x1: Any, x2: Any, /) -> Any:
-    """``numpy.matvec``: matrix-vector products over the last axes."""
+    """``numpy.matvec``: matrix-vector products over the last axes.
+
+    Examples
+    --------
+    >>> a = dualad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> y = dnp.matvec(a, [1.0, 10.0]); y.detach()
+    tensor([21., 43.])
+    >>> y.sum().backward(); a.grad
+    tensor([[ 1., 10.],
+            [ 1., 10.]])
+    """
     return einsum("...ij,...j->...i", x1, x2)
 
 
@@ -2689,7 +3293,16 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> Any:
-    """``numpy.meshgrid`` (reshapes and broadcasts; a tuple, as NumPy 2)."""
+    """``numpy.meshgrid`` (reshapes and broadcasts; a tuple, as NumPy 2).
+
+    Examples
+    --------
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> X, Y = dnp.meshgrid(x, dualad.tensor([0.0, 1.0, 2.0])); X.shape
+    (3, 2)
+    >>> X.sum().backward(); x.grad
+    tensor([3., 3.])
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     nd = len(xi)
