@@ -115,3 +115,18 @@ def test_atleast_nd_of_several_arrays_returns_a_tuple():
     x = da.tensor(1.0, requires_grad=True)
     out = dnp.atleast_3d(x, [1.0, 2.0])
     assert [o.shape for o in out] == [o.shape for o in np.atleast_3d(1.0, [1.0, 2.0])]
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+def test_variance_is_computed_in_the_dtype_asked_for(name):
+    # dtype= was accepted and ignored: a float64 result where NumPy gives float32
+    x0 = np.array([1.0, 2.0, 4.0])
+    x = da.tensor(x0, requires_grad=True)
+    y = getattr(dnp, name)(x, dtype=np.float32)
+    want = getattr(np, name)(x0, dtype=np.float32)
+    assert y.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-6)
+    y.backward()
+    d = 2 * (x0 - x0.mean()) / 3  # d var / dx; d std = d var / (2 std)
+    g = d if "var" in name else d / (2 * np.sqrt(np.var(x0)))
+    np.testing.assert_allclose(x.grad.numpy(), g, rtol=1e-6)

@@ -566,9 +566,17 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     return s * (1.0 / n) if n else s * np.nan
 
 
+def _stat_dtype(a: Any, dtype: Any) -> Any:
+    """``a`` in the dtype a variance is computed in: ``dtype``, else float64 for integers
+    and booleans (NumPy's rule), else its own."""
+    if dtype is not None:
+        return astype(a, dtype)
+    return astype(a, np.float64) if a.dtype.kind in "biu" else a
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
-    """``numpy.var`` (real result for complex input; ``dtype=`` is not applied).
+    """``numpy.var`` (real result for complex input), computed in ``dtype`` if given.
 
     Examples
     --------
@@ -577,9 +585,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
     >>> y.detach(), x.grad
     (tensor(1.), tensor([-1.,  1.]))
     """
-    a = asarray_t(a)
-    if a.dtype.kind in "biu":
-        a = astype(a, np.float64)
+    a = _stat_dtype(asarray_t(a), dtype)
     axes = _norm_axes(axis, a.ndim)
     d = a - mean(a, axis=axes, keepdims=True)
     sq = real(d * conj(d)) if _is_c(d) else d * d
@@ -591,8 +597,6 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
         keepdims: bool = False) -> Any:
     """``numpy.std``; its derivative is 0 where it is 0 (a constant slice), as torch's.
 
-    ``dtype=`` is not applied.
-
     Examples
     --------
     >>> x = dualad.tensor([1.0, 3.0], requires_grad=True)
@@ -603,7 +607,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: float = 0,
     >>> dnp.std(c).backward(); c.grad
     tensor([0., 0.])
     """
-    v = var(a, axis=axis, ddof=ddof, keepdims=keepdims)
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     zero = v._data == 0
     if not hasattr(zero, "shape") or zero.__class__ is np.ndarray:  # (NumPy: the branch is
         zero = np.asarray(zero)  # free; a lazy array takes the mask, never a compute; an
@@ -2562,7 +2566,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
            keepdims: bool = False, *, mean: Any = None, correction: Any = None) -> Any:
     """``numpy.nanvar``: the variance of the non-NaN values (real for complex input).
 
-    No ``out``; ``dtype=`` is not applied.
+    No ``out``.
 
     Examples
     --------
@@ -2572,9 +2576,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     (tensor(1.), tensor([-1.,  0.,  1.]))
     """
     _no_out("nanvar", out)
-    a = asarray_t(a)
-    if a.dtype.kind in "biu":
-        a = astype(a, np.float64)
+    a = _stat_dtype(asarray_t(a), dtype)
     if correction is not None:
         ddof = correction
     m = nanmean(a, axis=axis, keepdims=True) if mean is None else mean
