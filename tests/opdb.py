@@ -1290,8 +1290,6 @@ EXEMPT: dict[str, str] = {
     **{f"linalg.{n}": "exception / result namedtuple type, not a function"
        for n in ("LinAlgError", "EighResult", "EigResult", "SVDResult", "QRResult",
                  "SlogdetResult")},
-    "zeros_like_tangent": "internal helper of the core (dualad._dispatch imports it from "
-                          "dualad.ops.functions); not a NumPy function",
 }
 
 # Hook for dnp.linalg / dnp.fft (issue 5, being written in parallel): when those

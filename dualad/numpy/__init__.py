@@ -10,7 +10,7 @@ from types import ModuleType as _Module
 from ..ops import functions as _F
 
 _SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as",
-         "reshape_view", "transpose_view", "view_of"}
+         "reshape_view", "transpose_view", "view_of", "zeros_like_tangent"}
 for _n, _v in vars(_F).items():
     if not _n.startswith("_") and _n not in _SKIP and not isinstance(_v, _Module):
         globals()[_n] = _v

@@ -296,7 +296,7 @@ def zeros_like_tangent(p: Any, like: Any) -> Tensor:
 
     Examples
     --------
-    >>> dnp.zeros_like_tangent(dualad.tensor([1.0, 2.0]), dualad.tensor(3.0))
+    >>> dualad.ops.zeros_like_tangent(dualad.tensor([1.0, 2.0]), dualad.tensor(3.0))
     tensor([0., 0.])
     """
     return L.zeros_batched(p.shape, p.dtype, like)
