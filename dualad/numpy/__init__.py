@@ -8,6 +8,8 @@ tensor(0.84147098)
 from types import ModuleType as _Module
 
 from ..ops import functions as _F
+from ..ops.ufunc_docs import EXAMPLES as _EXAMPLES
+from ..ops.ufunc_docs import document as _document
 
 _SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as",
          "reshape_view", "transpose_view", "view_of", "zeros_like_tangent"}
@@ -25,5 +27,6 @@ nan = float("nan")
 newaxis = None
 
 __all__ = sorted(n for n in globals() if not n.startswith("_"))
+_document(globals(), "numpy", "dnp", _EXAMPLES)  # (the ufuncs' docstrings)
 
 from . import fft, linalg  # noqa: E402,F401  (dualad.numpy.fft, dualad.numpy.linalg)

@@ -268,7 +268,7 @@ class Ufunc(Primitive):
     and keywords.
     """
 
-    __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs", "steps", "pair")
+    __slots__ = ("nin", "formulas", "ufunc", "kernels", "coefs", "steps", "pair", "doc")
 
     def bad_call(self, args: Any, params: dict[str, Any]) -> Any:
         """Raise for a call ``apply`` does not take — except ``out=`` a Tensor, which it
@@ -290,6 +290,29 @@ class Ufunc(Primitive):
             "supported on Tensors, except out= one Tensor (written in place) — cast with "
             ".astype() afterwards"
         )
+
+
+class _Doc:
+    """``Ufunc.__doc__``: an instance's own docstring (``inspect.getdoc`` and ``help`` read
+    it), the class's on the class. ``ufunc_docs`` sets it at import as the function that
+    writes it, run on the first read (importing dualad writes none)."""
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+
+    def __get__(self, obj: Any, cls: Any = None) -> str | None:
+        if obj is None:
+            return self.text
+        doc = getattr(obj, "doc", None)
+        if callable(doc):
+            doc = obj.doc = doc()
+        return doc
+
+    def __set__(self, obj: Any, text: str | Callable[[], str]) -> None:
+        obj.doc = text
+
+
+Ufunc.__doc__ = _Doc(Ufunc.__doc__)  # type: ignore[assignment]
 
 
 def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any, ...]]:
@@ -936,7 +959,7 @@ def _called_directly(p: Ufunc) -> None:
         return fn(*args, **params)
 
     cls = type("Ufunc", (Ufunc,), {"__slots__": (), "__call__": staticmethod(first),
-                                   "__module__": __name__})
+                                   "__module__": __name__, "__doc__": Ufunc.__dict__["__doc__"]})
     p.__class__ = cls
 
 
@@ -1192,20 +1215,21 @@ for _name, _fn in NONDIFF.items():
 
 @_quietly
 def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    """d/dx = sign(x) for real x; for complex z, d|z| = Re(conj(z / |z|) dz), 0 at z = 0."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return apply(_multiply, t, apply(PRIMS["sign"], x))
-    # d|z| = Re(conj(z/|z|) dz), zero at z = 0 as in torch
+    # (zero at z = 0, as torch's)
     sgn = _where(apply(PRIMS["equal"], out, 0), 0, apply(PRIMS["divide"], x, out))
     return apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], sgn)))
 
 
 @_quietly
 def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    """d/dx = 0 for real x; for complex z, d(z/|z|) = (dz - y Re(conj(y) dz)) / |z|, y the result."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return None
-    # d(z/|z|) = (dz - sgn Re(conj(sgn) dz)) / |z|
     r = apply(PRIMS["abs"], x)
     inv = _where(apply(PRIMS["equal"], r, 0), 0, apply(PRIMS["reciprocal"], r))
     along = apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], out)))
@@ -1214,10 +1238,10 @@ def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 
 @_quietly
 def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
+    """d/dx = 0 for real x; for complex z, d(angle(z)) = Im(conj(z) dz) / |z|**2."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return None
-    # dθ = Im(conj(z) dz) / |z|^2
     r2 = apply(PRIMS["real"], apply(_multiply, x, apply(PRIMS["conj"], x)))
     c = _where(apply(PRIMS["equal"], r2, 0), 0, apply(PRIMS["divide"], apply(PRIMS["conj"], x), r2))
     return apply(PRIMS["imag"], apply(_multiply, t, c))

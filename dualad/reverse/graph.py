@@ -206,6 +206,11 @@ def _reattach(t: Tensor, node: Node, nr: int) -> Tensor:
     return u
 
 
+def backward_name(name: str) -> str:
+    """The name of the nodes of primitive ``name`` (``grad_fn``'s: ``SinBackward0``)."""
+    return "".join(w.capitalize() for w in name.split("_")) + "Backward0"
+
+
 class Node:
     """A recorded operation (``tensor.grad_fn``): its VJP is the transpose of its JVP.
 
@@ -251,7 +256,7 @@ class Node:
     def name(self) -> str:
         if self.custom is not None:  # a custom Function: its class's name, as written
             return self.prim.name + "Backward"
-        return "".join(w.capitalize() for w in self.prim.name.split("_")) + "Backward0"
+        return backward_name(self.prim.name)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"

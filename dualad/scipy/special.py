@@ -24,6 +24,7 @@ import numpy as np
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
 from ..ops import functions as F
+from ..ops.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
            "logsumexp", "softmax", "log_softmax"]
@@ -63,7 +64,19 @@ polygamma_p = Primitive("polygamma", _polygamma_impl, _polygamma_jvp, reads=(0,)
 
 
 def polygamma(n: int, x: Any) -> Any:
-    """``scipy.special.polygamma``: the n-th derivative of digamma (``n`` an integer)."""
+    """``scipy.special.polygamma``: the n-th derivative of digamma (``n`` an integer).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = special.polygamma(1, x)  # pi**2 / 6 at 1
+    >>> y
+    tensor([1.64493407, 0.64493407], grad_fn=<PolygammaBackward0>)
+    >>> y.sum().backward()
+    >>> x.grad  # polygamma(2, x): -2 zeta(3) at 1
+    tensor([-2.40411381, -0.40411381])
+    """
     x = F.asarray_t(x)
     if x.dtype.kind not in "f":
         x = F.astype(x, np.float64)
@@ -121,6 +134,20 @@ logit = PRIMS["logit"]
 xlogy = PRIMS["xlogy"]
 psi = digamma
 
+# name: (inputs, the value as printed, the gradient of its sum in each input), as in
+# ``ufunc_docs.EXAMPLES``: each primitive's docstring example
+EXAMPLES: dict[str, Any] = {
+    "digamma": (([1.0, 2.0],), "[-0.57721566,  0.42278434]", ("[1.64493407, 0.64493407]",)),
+    "gammaln": (([1.0, 3.0],), "[0.        , 0.69314718]", ("[-0.57721566,  0.92278434]",)),
+    "erf": (([0.0, 1.0],), "[0.        , 0.84270079]", ("[1.12837917, 0.4151075 ]",)),
+    "erfc": (([0.0, 1.0],), "[1.        , 0.15729921]", ("[-1.12837917, -0.4151075 ]",)),
+    "expit": (([0.0, 1.0],), "[0.5       , 0.73105858]", ("[0.25      , 0.19661193]",)),
+    "logit": (([0.5, 0.75],), "[0.        , 1.09861229]", ("[4.        , 5.33333333]",)),
+    "xlogy": (([0.0, 2.0], [1.0, 2.0]), "[0.        , 1.38629436]",
+              ("[0.        , 0.69314718]", "[0., 1.]")),
+}
+document(globals(), "scipy.special", "special", EXAMPLES, ("from dualad.scipy import special",))
+
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False) -> Any:
@@ -152,11 +179,35 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
 
 
 def softmax(x: Any, axis: Any = None) -> Any:
-    """``scipy.special.softmax``: ``exp(x - logsumexp(x, axis))``."""
+    """``scipy.special.softmax``: ``exp(x - logsumexp(x, axis))``.
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor([0.0, np.log(3.0)], requires_grad=True)
+    >>> y = special.softmax(x)
+    >>> y
+    tensor([0.25, 0.75], grad_fn=<ExpBackward0>)
+    >>> y[1].backward()
+    >>> x.grad  # y[1] * (e_1 - y)
+    tensor([-0.1875,  0.1875])
+    """
     return F.exp(log_softmax(x, axis))
 
 
 def log_softmax(x: Any, axis: Any = None) -> Any:
-    """``scipy.special.log_softmax``: ``x - logsumexp(x, axis)``."""
+    """``scipy.special.log_softmax``: ``x - logsumexp(x, axis)``.
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor([0.0, np.log(3.0)], requires_grad=True)
+    >>> y = special.log_softmax(x)
+    >>> y
+    tensor([-1.38629436, -0.28768207], grad_fn=<SubtractBackward0>)
+    >>> y[0].backward()
+    >>> x.grad  # e_0 - softmax(x)
+    tensor([ 0.75, -0.75])
+    """
     x = F.asarray_t(x)
     return x - logsumexp(x, axis=axis, keepdims=True)
