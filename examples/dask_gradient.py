@@ -131,14 +131,16 @@ def main() -> None:
 
     # NumPy, in memory, at a size that fits.
     xn = np.linspace(0.0, 1.0, m)
-    xt = da.tensor(xn, requires_grad=True)
-    t0 = time.perf_counter()
-    loss(xt).backward()
-    t_np = time.perf_counter() - t0
+    t_np = np.inf
+    for _ in range(3):  # the best of three (a shared machine's load comes and goes)
+        xt = da.tensor(xn, requires_grad=True)
+        t0 = time.perf_counter()
+        loss(xt).backward()
+        t_np = min(t_np, time.perf_counter() - t0)
     np.testing.assert_allclose(g_threads.numpy(), xt.grad.numpy(), rtol=1e-12, atol=1e-15)
     exact = np.cos(xn) * xn + np.sin(xn) - np.exp(-xn) / 3.0
     np.testing.assert_allclose(xt.grad.numpy(), exact, rtol=1e-12, atol=1e-12)
-    print(f"numpy: n={m:.0e} in memory: {t_np:.3f} s "
+    print(f"numpy: n={m:.0e} in memory: {t_np:.3f} s, best of 3 "
           f"({t_np / m * 1e9:.1f} ns an element; the Dask gradient and loss above: "
           f"{seconds / n * 1e9:.1f} ns an element)")
 
