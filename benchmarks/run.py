@@ -14,7 +14,8 @@ enabled) and HIPS autograd are used when importable and shown as "-" when not.
 numpy column becomes CuPy's own evaluation (the same code on CuPy arrays), the
 peers are not run, and the clock stops only after the GPU has finished (a device
 synchronisation after each repeat). The memory row measures host memory and is
-not run there. NumPy (the default) is timed exactly as without the flag.
+not run there. NumPy (the default) times the same calls as without the flag (its
+clock adds one test a repeat of about 20 ms: whether there is a device to wait for).
 A dualad feature that is missing or raises shows "n/a" with the reason below
 the table, so the script runs at every stage of the core. Every result is
 checked against a closed form or a complex-step reference before it is timed;
