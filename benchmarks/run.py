@@ -2,6 +2,7 @@
 """dualad benchmarks, side by side with NumPy alone and the installed peers.
 
     python benchmarks/run.py [--quick] [--only NAME[,NAME...]] [--markdown] [--json PATH]
+                             [--backend numpy|cupy]
 
 Benchmarks (NAME): forward, plain, bigjvp, reverse, mlp, memory, jacobian, hvp,
 hessian ("functional" selects the last three, "chains" the first four).
@@ -9,6 +10,12 @@ hessian ("functional" selects the last three, "chains" the first four).
 Peers are optional: torch (torch.autograd.forward_ad, torch.autograd,
 torch.func, torch.autograd.functional), jax (eager, op by op, no jit, float64
 enabled) and HIPS autograd are used when importable and shown as "-" when not.
+``--backend cupy`` runs the rows on a GPU: dualad's inputs are CuPy arrays, the
+numpy column becomes CuPy's own evaluation (the same code on CuPy arrays), the
+peers are not run, and the clock stops only after the GPU has finished (a device
+synchronisation after each repeat). The memory row measures host memory and is
+not run there. NumPy (the default) times the same calls as without the flag (its
+clock adds one test a repeat of about 20 ms: whether there is a device to wait for).
 A dualad feature that is missing or raises shows "n/a" with the reason below
 the table, so the script runs at every stage of the core. Every result is
 checked against a closed form or a complex-step reference before it is timed;
@@ -57,6 +64,7 @@ import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 
@@ -122,6 +130,61 @@ def short_reason(e: BaseException) -> str:
     if len(msg) > 160:
         msg = msg[:157] + "..."
     return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+# ---------------------------------------------------------------------------
+# array backends (--backend)
+# ---------------------------------------------------------------------------
+@dataclass
+class Backend:
+    """The array library that dualad's inputs and the reference column compute with.
+
+    Every row makes its data with NumPy (seeded), computes its expected results from
+    them, and then moves the inputs with ``put``; the reference column computes with
+    ``xp``. ``sync`` waits for queued work (a GPU's stream) before the clock stops;
+    None where calls finish before they return (NumPy). ``get`` reads a result back.
+    """
+
+    name: str
+    xp: Any
+    put: Callable[[np.ndarray], Any]
+    sync: Callable[[], None] | None
+    get: Callable[[Any], np.ndarray]
+    about: str = ""
+
+    @property
+    def peers(self) -> bool:
+        """Whether the peers run: they take NumPy arrays."""
+        return self.name == "numpy"
+
+
+def numpy_backend() -> Backend:
+    return Backend("numpy", np, lambda a: a, None, np.asarray)
+
+
+def cupy_backend() -> Backend:
+    try:
+        import cupy
+    except ImportError as e:
+        raise SystemExit(
+            f"--backend cupy needs CuPy and a CUDA GPU, and CuPy cannot be imported ({e}); "
+            "install the CuPy build for your CUDA (e.g. pip install cupy-cuda12x) or run "
+            "without --backend"
+        ) from None
+    try:
+        device = cupy.cuda.Device()
+        name = cupy.cuda.runtime.getDeviceProperties(device.id)["name"]
+    except Exception as e:  # CuPy without a usable GPU (no driver, no device)
+        raise SystemExit(
+            f"--backend cupy: CuPy {cupy.__version__} finds no usable GPU ({short_reason(e)})"
+        ) from None
+    return Backend(
+        "cupy", cupy, cupy.asarray, device.synchronize, cupy.asnumpy,
+        about=f"cupy {cupy.__version__} on {name.decode() if isinstance(name, bytes) else name}",
+    )
+
+
+BACKENDS: dict[str, Callable[[], Backend]] = {"numpy": numpy_backend, "cupy": cupy_backend}
 
 
 # ---------------------------------------------------------------------------
@@ -196,13 +259,21 @@ class Timer:
         self.min_repeat = 3 if quick else 7
         self.max_repeat = 300
         self.warmup = 1 if quick else 2
+        # waits for a device's queued work: called before the clock starts and before it
+        # stops (None: NumPy's calls finish before they return; nothing is added to them)
+        self.sync: Callable[[], None] | None = None
 
     def _plan(self, fn: Callable[[], object]) -> tuple[int, float]:
         """Warm fn up, then (calls per repeat, seconds of one repeat)."""
+        sync = self.sync
         for _ in range(self.warmup):
             fn()
+        if sync is not None:
+            sync()
         t0 = time.perf_counter()
         fn()
+        if sync is not None:
+            sync()
         one = max(time.perf_counter() - t0, 1e-9)
         number = max(1, math.ceil(self.chunk / one))
         return number, number * one
@@ -227,15 +298,20 @@ class Timer:
         reps = {k: self._repeats(seconds, alone) for k, (_, seconds) in plans.items()}
         rounds = max(reps.values(), default=0)
         best = dict.fromkeys(fns, math.inf)
+        sync = self.sync
         gc.collect()
         for j in range(rounds):
             for k, fn in fns.items():
                 if (j * reps[k]) // rounds == ((j + 1) * reps[k]) // rounds:
                     continue  # (not this fn's turn)
                 number = plans[k][0]
+                if sync is not None:
+                    sync()  # (the previous repeat's work is not this one's)
                 t0 = time.perf_counter()
                 for _ in range(number):
                     fn()
+                if sync is not None:
+                    sync()  # the calls have queued their work; the clock counts it done
                 best[k] = min(best[k], (time.perf_counter() - t0) / number)
         return best
 
@@ -247,7 +323,9 @@ def to_np(x: object) -> np.ndarray:
     if hasattr(x, "detach"):  # dualad and torch tensors
         x = x.detach()
     if hasattr(x, "numpy"):
-        return np.asarray(x.numpy())
+        x = x.numpy()
+    if not isinstance(x, np.ndarray) and hasattr(x, "get"):  # a CuPy array: to the host
+        x = x.get()
     return np.asarray(x)
 
 
@@ -269,9 +347,12 @@ def mismatch(got: object, want: np.ndarray, rtol: float) -> str | None:
 
 
 class Runner:
-    def __init__(self, libs: Libs, timer: Timer) -> None:
+    def __init__(self, libs: Libs, timer: Timer, backend: Backend | None = None) -> None:
         self.libs = libs
         self.timer = timer
+        self.backend = backend or numpy_backend()
+        self.xp, self.put = self.backend.xp, self.backend.put
+        timer.sync = self.backend.sync
 
     def cell(
         self,
@@ -286,6 +367,12 @@ class Runner:
         scale converts seconds per call to the row's unit.
         """
         return self.cells({impl: make}, check, scale)[impl]
+
+    def skipped(self, impl: str) -> Cell | None:
+        """The cell of a peer that this backend does not run (None if it runs)."""
+        if impl in PEERS and not self.backend.peers:
+            return Cell(text="-", reason=f"not run with --backend {self.backend.name}")
+        return None
 
     def missing(self, impl: str) -> Cell:
         if impl == "dualad":
@@ -305,6 +392,9 @@ class Runner:
         for impl, make in makers.items():
             if make is None:
                 cells[impl] = Cell(text="-", reason="not applicable")
+                continue
+            if self.skipped(impl):
+                cells[impl] = self.skipped(impl)
                 continue
             if not self.libs.has(impl):
                 cells[impl] = self.missing(impl)
@@ -387,8 +477,8 @@ def chain_reference(n: int) -> tuple[float, float]:
 def bench_forward(r: Runner) -> list[Row]:
     val, der = chain_reference(N_CHAIN)
     per_op = 1e6 / N_CHAIN
-    x0 = np.array([X0])
-    t0 = np.ones(1)
+    x0 = r.put(np.array([X0]))
+    t0 = r.put(np.ones(1))
 
     def check_pair(out):
         return mismatch(out[0], np.array([val]), 1e-10) or mismatch(out[1], np.array([der]), 1e-8)
@@ -406,7 +496,7 @@ def bench_forward(r: Runner) -> list[Row]:
         return run
 
     def numpy(lib):
-        ops = chain_ops(np)
+        ops = chain_ops(r.xp)
         return lambda: (run_chain(x0, ops, N_CHAIN), np.array([der]))
 
     def torch(lib):
@@ -455,7 +545,7 @@ def bench_forward(r: Runner) -> list[Row]:
 def bench_plain(r: Runner) -> list[Row]:
     val, _ = chain_reference(N_CHAIN)
     per_op = 1e6 / N_CHAIN
-    x0 = np.array([X0])
+    x0 = r.put(np.array([X0]))
 
     def check(out):
         return mismatch(out, np.array([val]), 1e-10)
@@ -469,7 +559,7 @@ def bench_plain(r: Runner) -> list[Row]:
 
     makers = dict(
         dualad=plain(lambda lib: lib.da.tensor(x0), lambda lib: lib.dnp),
-        numpy=plain(lambda lib: x0, lambda lib: np),
+        numpy=plain(lambda lib: x0, lambda lib: r.xp),
         torch=plain(lambda lib: lib.torch.from_numpy(x0.copy()), lambda lib: lib.torch),
         jax=plain(lambda lib: lib.jnp.asarray(x0), lambda lib: lib.jnp),
         autograd=plain(lambda lib: x0, lambda lib: lib.anp),
@@ -495,12 +585,14 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
     want_val = np.sum(np.sin(x) * e)
     want_tan = np.sum((np.cos(x) - 2 * x * np.sin(x)) * e * v)
     del e
+    x, v = r.put(x), r.put(v)
+    xp = r.xp
 
     def check_pair(out):
         return mismatch(out[0], want_val, 1e-9) or mismatch(out[1], want_tan, 1e-9)
 
     def numpy(lib):
-        return lambda: (np.sum(np.sin(x) * np.exp(-(x**2))), want_tan)
+        return lambda: (xp.sum(xp.sin(x) * xp.exp(-(x**2))), want_tan)
 
 
     def dualad(lib):
@@ -563,8 +655,8 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
 def bench_reverse(r: Runner) -> list[Row]:
     val, der = chain_reference(N_CHAIN)
     per_op = 1e6 / N_CHAIN
-    x0 = np.array([X0])
-    ones = np.ones(1)
+    x0 = r.put(np.array([X0]))
+    ones = r.put(np.ones(1))
 
     def check_pair(out):
         return mismatch(out[0], np.array([val]), 1e-10) or mismatch(out[1], np.array([der]), 1e-8)
@@ -581,7 +673,7 @@ def bench_reverse(r: Runner) -> list[Row]:
         return run
 
     def numpy(lib):
-        ops = chain_ops(np)
+        ops = chain_ops(r.xp)
         return lambda: (run_chain(x0, ops, N_CHAIN), np.array([der]))
 
     def torch(lib):
@@ -689,6 +781,7 @@ def bench_mlp(r: Runner) -> list[Row]:
     X, Y, params = mlp_data()
     want_loss = mlp_loss(np, X, Y, params)
     want_grads = mlp_grad_numpy(X, Y, params)
+    X, Y, params = r.put(X), r.put(Y), [r.put(p) for p in params]
 
     def check(out):
         loss, grads = out
@@ -704,7 +797,7 @@ def bench_mlp(r: Runner) -> list[Row]:
         return None
 
     def numpy(lib):
-        return lambda: (mlp_loss(np, X, Y, params), want_grads)
+        return lambda: (mlp_loss(r.xp, X, Y, params), want_grads)
 
     def dualad(lib):
         da, dnp = lib.da, lib.dnp
@@ -953,6 +1046,8 @@ def best_variant(r: Runner, variants: dict[str, Callable[[], object]], check, sc
 def peer_cell(r: Runner, impl: str, build, check, scale) -> Cell:
     if build is None:
         return Cell(text="-", reason="not applicable")
+    if r.skipped(impl):
+        return r.skipped(impl)
     if not r.libs.has(impl):
         if impl == "dualad":
             return Cell(text="n/a", reason=f"import failed: {r.libs.missing.get(impl)}")
@@ -973,13 +1068,14 @@ def dualad_functional(lib):
 def bench_jacobian(r: Runner) -> list[Row]:
     n = 256
     rng = np.random.default_rng(3)
-    W = rng.standard_normal((n, n)) / np.sqrt(n)
-    x = rng.standard_normal(n)
+    W = r.put(rng.standard_normal((n, n)) / np.sqrt(n))
+    x = r.put(rng.standard_normal(n))
+    xp = r.xp
 
     def closed_form():
-        return (1 - np.tanh(W @ x) ** 2)[:, None] * W + np.diag(3 * x**2)
+        return (1 - xp.tanh(W @ x) ** 2)[:, None] * W + xp.diag(3 * x**2)
 
-    J = closed_form()
+    J = to_np(closed_form())
 
     def check(out):
         return mismatch(out, J, 1e-10)
@@ -1056,15 +1152,16 @@ def bench_jacobian(r: Runner) -> list[Row]:
 def bench_hvp(r: Runner, quick: bool) -> list[Row]:
     n = 10**5
     rng = np.random.default_rng(4)
-    x = 1 + 0.1 * rng.standard_normal(n)
-    v = rng.standard_normal(n)
+    x = r.put(1 + 0.1 * rng.standard_normal(n))
+    v = r.put(rng.standard_normal(n))
+    xp = r.xp
 
     def rosen(m):
         return lambda x: m.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
     def closed_form():
         # The Hessian is tridiagonal: diag d, off-diagonal o.
-        d = np.zeros(n)
+        d = xp.zeros(n)
         d[:-1] = 1200.0 * x[:-1] ** 2 - 400.0 * x[1:] + 2.0
         d[1:] += 200.0
         o = -400.0 * x[:-1]
@@ -1073,7 +1170,7 @@ def bench_hvp(r: Runner, quick: bool) -> list[Row]:
         hv[1:] += o * v[:-1]
         return hv
 
-    want = closed_form()
+    want = to_np(closed_form())
 
     def check(out):
         return mismatch(out[1] if isinstance(out, tuple) else out, want, 1e-10)
@@ -1128,8 +1225,8 @@ def bench_hvp(r: Runner, quick: bool) -> list[Row]:
 def bench_hessian(r: Runner) -> list[Row]:
     n = 100
     rng = np.random.default_rng(5)
-    A = rng.standard_normal((n, n)) / np.sqrt(n)
-    x = rng.standard_normal(n)
+    A = r.put(rng.standard_normal((n, n)) / np.sqrt(n))
+    x = r.put(rng.standard_normal(n))
 
     def f_of(m):
         return lambda x: m.sum(m.log(1.0 + (A_of[id(m)] @ x) ** 2))
@@ -1140,7 +1237,7 @@ def bench_hessian(r: Runner) -> list[Row]:
         u = A @ x
         return A.T @ ((2 * (1 - u**2) / (1 + u**2) ** 2)[:, None] * A)
 
-    H = closed_form()
+    H = to_np(closed_form())
 
     def check(out):
         return mismatch(out, H, 1e-10)
@@ -1196,8 +1293,9 @@ def cell_text(c: Cell) -> str:
     return s + ("!" if c.wrong else "")
 
 
-def render(rows: list[Row], markdown: bool) -> str:
-    header = ["benchmark", "unit", "target", *IMPLS]
+def render(rows: list[Row], markdown: bool, reference: str = "numpy") -> str:
+    """The table; ``reference`` names the numpy column (the backend's own evaluation)."""
+    header = ["benchmark", "unit", "target", *(reference if k == "numpy" else k for k in IMPLS)]
     body = [[row.name, row.unit, row.target, *(cell_text(row.cells[k]) for k in IMPLS)] for row in rows]
     if markdown:
         lines = [
@@ -1216,7 +1314,7 @@ def render(rows: list[Row], markdown: bool) -> str:
     return "\n".join(out)
 
 
-def render_notes(rows: list[Row]) -> str:
+def render_notes(rows: list[Row], reference: str = "numpy") -> str:
     lines = []
     for row in rows:
         items = []
@@ -1224,14 +1322,15 @@ def render_notes(rows: list[Row]) -> str:
             items.append(row.note)
         for k in IMPLS:
             c = row.cells[k]
+            name = reference if k == "numpy" else k
             if c.reason and c.reason not in ("not installed",):
-                items.append(f"{k}: {c.reason}")
+                items.append(f"{name}: {c.reason}")
             extra = {
                 name: v for name, v in c.variants.items() if not (c.value == v and len(c.variants) == 1)
             }
             if extra:
                 items.append(
-                    f"{k} variants: " + ", ".join(f"{name} {fmt(v)}" for name, v in extra.items())
+                    f"{name} variants: " + ", ".join(f"{name} {fmt(v)}" for name, v in extra.items())
                 )
         if items:
             lines.append(f"- {row.name}:")
@@ -1318,6 +1417,13 @@ def main(argv: list[str] | None = None) -> int:
         help="settled (default): free one 32 MB array first (see above); "
         "fresh: malloc as the process started",
     )
+    p.add_argument(
+        "--backend",
+        choices=tuple(BACKENDS),
+        default="numpy",
+        help="the arrays of dualad's inputs and of the reference column (default numpy; "
+        "cupy: on a GPU, the peers not run)",
+    )
     p.add_argument("--memory-worker", metavar="LIB", help=argparse.SUPPRESS)
     p.add_argument("--n", type=int, default=10**6, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -1327,10 +1433,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     chosen = parse_only(args.only)
+    backend = BACKENDS[args.backend]()  # (exits with the reason if it cannot run here)
     libs = Libs()
-    r = Runner(libs, Timer(args.quick))
+    r = Runner(libs, Timer(args.quick), backend)
     script = os.path.abspath(__file__)
     env = environment_lines(libs)
+    if backend.name != "numpy":
+        env.append(f"backend: {backend.about or backend.name} (dualad's inputs and the "
+                   f"{backend.name} column; the clock stops after a device synchronisation)")
     settled = args.allocator == "settled"
     env.append(settle_allocator() if settled else "allocator: fresh (as the process started)")
     for line in env:
@@ -1343,7 +1453,10 @@ def main(argv: list[str] | None = None) -> int:
         "bigjvp": lambda: bench_bigjvp(r, args.quick),
         "reverse": lambda: bench_reverse(r),
         "mlp": lambda: bench_mlp(r),
-        "memory": lambda: bench_memory(r, args.quick, script),
+        "memory": lambda: (bench_memory(r, args.quick, script) if backend.name == "numpy"
+                           else [Row("memory", "memory (host memory: not run with --backend "
+                                     f"{backend.name})", "MB", "",
+                                     {k: Cell(text="-") for k in IMPLS})]),
         "jacobian": lambda: bench_jacobian(r),
         "hvp": lambda: bench_hvp(r, args.quick),
         "hessian": lambda: bench_hessian(r),
@@ -1366,8 +1479,11 @@ def main(argv: list[str] | None = None) -> int:
         rows += new
         print(f"[{name}: {time.perf_counter() - t0:.1f} s]", file=sys.stderr, flush=True)
 
-    print(render(rows, args.markdown))
-    notes = render_notes(rows)
+    if backend.name != "numpy":  # the ratios are to the backend's own evaluation
+        for row in rows:
+            row.unit = row.unit.replace("numpy", backend.name)
+    print(render(rows, args.markdown, backend.name))
+    notes = render_notes(rows, backend.name)
     if notes:
         print("\nnotes (! = wrong result; - = not installed or not applicable):")
         print(notes)
@@ -1375,6 +1491,7 @@ def main(argv: list[str] | None = None) -> int:
         payload = {
             "environment": env,
             "quick": args.quick,
+            "backend": backend.name,
             "rows": [
                 {
                     "bench": row.bench,

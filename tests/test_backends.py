@@ -317,3 +317,88 @@ def test_gradient_on_a_local_distributed_cluster() -> None:
         value, grad = da.compute(loss, x.grad)
     np.testing.assert_allclose(grad.numpy(), _grad_np(xn), rtol=1e-12)
     np.testing.assert_allclose(value.numpy(), (np.sin(xn) * xn + np.exp(-xn) / 3).sum())
+
+
+# ------------------------------------------------------ benchmarks/run.py --backend
+
+
+def _bench_module(monkeypatch: Any) -> Any:
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    spec = importlib.util.spec_from_file_location("_dualad_bench_run", path)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, mod)  # (its dataclasses look themselves up)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmark_rows_run_on_a_backend_namespace(monkeypatch: Any, tmp_path: Any,
+                                                   capsys: Any) -> None:
+    """``--backend`` through the code path CuPy takes, with a stand-in backend: NumPy arrays,
+    a namespace that records what the reference column calls, and a device sync that
+    counts. Every row's dualad and reference results are checked; the peers do not run."""
+    run = _bench_module(monkeypatch)
+
+    class Recording:  # numpy, remembering which functions were taken from it
+        def __init__(self) -> None:
+            self.used: set[str] = set()
+
+        def __getattr__(self, name: str) -> Any:
+            self.used.add(name)
+            return getattr(np, name)
+
+    xp, calls = Recording(), {"put": 0, "sync": 0}
+
+    def put(a: np.ndarray) -> np.ndarray:
+        calls["put"] += 1
+        return np.array(a, copy=True)
+
+    def sync() -> None:
+        calls["sync"] += 1
+
+    monkeypatch.setitem(run.BACKENDS, "stand-in",
+                        lambda: run.Backend("stand-in", xp, put, sync, np.asarray))
+    out = tmp_path / "rows.json"
+    assert run.main(["--quick", "--backend", "stand-in", "--json", str(out)]) == 0
+    import json
+
+    rows = json.loads(out.read_text())["rows"]
+    assert {r["bench"] for r in rows} == set(run.ALL_BENCHMARKS)
+    for row in rows:
+        cells = row["cells"]
+        if row["bench"] == "memory":  # host memory: not measured on a device backend
+            assert all(c["text"] == "-" for c in cells.values()), row
+            continue
+        for impl in ("dualad", "numpy"):  # timed, and right (a wrong result ends in "!")
+            assert cells[impl]["value"] is not None and not cells[impl]["text"].endswith("!"), \
+                (row["name"], impl, cells[impl])
+        for impl in run.PEERS:
+            reason = cells[impl]["reason"]
+            assert cells[impl]["text"] == "-" and ("--backend stand-in" in reason
+                                                   or reason == "not applicable"), row
+    # the reference column computed with the backend's namespace, inputs went through put,
+    # and the clock waited for the device before and after each repeat
+    assert {"sin", "cos", "tanh", "exp", "sum", "max", "log", "zeros", "diag"} <= xp.used
+    assert calls["put"] >= 10 and calls["sync"] >= 2 * 8
+    header = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("benchmark"))
+    assert header.split()[-4:] == ["stand-in", "torch", "jax", "autograd"]
+
+
+def test_benchmark_backend_cupy_without_cupy_says_so() -> None:
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed: --backend cupy runs")
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    proc = subprocess.run([sys.executable, str(script), "--backend", "cupy", "--only", "plain"],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode != 0
+    assert "--backend cupy needs CuPy" in proc.stderr and "Traceback" not in proc.stderr, \
+        proc.stderr
