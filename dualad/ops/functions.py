@@ -78,6 +78,10 @@ def _from_sequence(seq: Any) -> Tensor:
     return stack(parts)
 
 
+D.hooks["holds_tensor"] = _holds_tensor
+D.hooks["sequence"] = _seq  # (apply's conversion of a sequence argument holding Tensors)
+
+
 def _detached(obj: Any) -> Any:
     """``obj`` with every Tensor in it replaced by its value (no derivative)."""
     if isinstance(obj, Tensor):
@@ -2057,6 +2061,62 @@ def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
     return take(arr, keep, axis=ax)
 
 
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    """``numpy.insert``: ``values`` (cast to ``arr``'s dtype) placed before the indices
+    ``obj`` (an index, a sequence of them or a slice; ``axis=None`` flattens ``arr``).
+
+    NumPy's own insert, run on the positions of the elements, says where each one goes;
+    the result is a gather of ``arr`` and ``values`` (differentiable in both).
+
+    Examples
+    --------
+    >>> dnp.insert(dualad.tensor([1.0, 2.0, 3.0]), [0, 2], dualad.tensor([9.0, 8.0]))
+    tensor([9., 1., 2., 8., 3.])
+    """
+    arr, values = asarray_t(arr), asarray_t(values)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    pos = np.arange(1, arr.size + 1).reshape(arr.shape)  # arr's elements: 1, 2, ...
+    vpos = -np.arange(1, values.size + 1).reshape(values.shape)  # values': -1, -2, ...
+    w = np.insert(pos, _raw(obj), vpos, axis=axis)
+    src = concatenate([ravel(arr), ravel(astype(values, arr.dtype, copy=False))])
+    return take(src, np.where(w > 0, w - 1, arr.size - w - 1))
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """``numpy.choose``: element ``i`` of the result is element ``i`` of ``choices[a[i]]``
+    (all broadcast together); a gather, differentiable in the choices.
+
+    Examples
+    --------
+    >>> dnp.choose([1, 0, 1], [dualad.tensor([1.0, 2, 3]), dualad.tensor([4.0, 5, 6])])
+    tensor([4., 2., 6.])
+    """
+    _no_out("choose", out)
+    cs = ([asarray_t(c) for c in choices] if isinstance(choices, (list, tuple))
+          else unstack(asarray_t(choices)))
+    # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
+    k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
+    shape = np.broadcast_shapes(k.shape, *[c.shape for c in cs])
+    st = stack([broadcast_to(c, shape) for c in cs])
+    return getitem(take_along_axis(st, np.broadcast_to(k, shape)[None], 0), 0)
+
+
+def sort_complex(a: Any) -> Any:
+    """``numpy.sort_complex``: sorted along the last axis by real part, then imaginary part
+    (a permutation of the values), as a complex array.
+
+    Examples
+    --------
+    >>> dnp.sort_complex(dualad.tensor([1 + 2j, 1 - 1j, -3 + 0j]))
+    tensor([-3.+0.j,  1.-1.j,  1.+2.j])
+    """
+    a = asarray_t(a)
+    idx = np.argsort(a._data, axis=-1, kind="stable")  # (complex: lexicographic)
+    dt = np.sort_complex(np.zeros(1, a.dtype)).dtype
+    return astype(take_along_axis(a, idx, -1), dt, copy=False)
+
+
 def diagflat(v: Any, k: int = 0) -> Any:
     """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``."""
     return diag(ravel(v), k)
@@ -2107,6 +2167,42 @@ def heaviside(x1: Any, x2: Any) -> Any:
     d1 = np.asarray(_raw(x1))
     base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
     return where(d1 == 0, x2, base)
+
+
+def _chbevl(x: Any, vals: Any) -> Any:
+    """A Chebyshev series at ``x`` by Clenshaw's recurrence (NumPy's ``_chbevl``)."""
+    b0, b1, b2 = vals[0], 0.0, 0.0
+    for v in vals[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + v
+    return 0.5 * (b0 - b2)
+
+
+def i0(x: Any) -> Any:
+    """``numpy.i0``, the modified Bessel function of the first kind of order 0: NumPy's
+    Chebyshev approximations (Cephes), composed of differentiable operations, so its
+    derivative is that of the approximation (``i1`` to within a few ulps).
+
+    Examples
+    --------
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = dnp.i0(x); y.backward(); float(y), round(float(x.grad), 12)
+    (1.2660658777520084, 0.565159103992)
+    """
+    from numpy.lib._function_base_impl import _i0A, _i0B
+
+    x = asarray_t(x)
+    if x.dtype.kind == "c":
+        raise TypeError("i0 not supported for complex values")
+    if x.dtype.kind != "f":
+        x = astype(x, np.float64)
+    x = _P["abs"](x)
+    small = x._data <= 8.0
+    # each branch sees only the arguments it is for: no inf or NaN in the other's derivative
+    xs, xl = where(small, x, 8.0), where(small, 8.0, x)
+    ys = _P["exp"](xs) * _chbevl(xs / 2.0 - 2, _i0A)
+    yl = _P["exp"](xl) * _chbevl(32.0 / xl - 2.0, _i0B) / _P["sqrt"](xl)
+    return where(small, ys, yl)
 
 
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
@@ -2306,6 +2402,92 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
         y = p / np.arange(p.shape[0], 0, -1)
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """``numpy.polydiv``: quotient and remainder by long division (differentiable in both
+    polynomials; the remainder's leading entries that vanish are dropped, as NumPy's).
+
+    Examples
+    --------
+    >>> q, r = dnp.polydiv(dualad.tensor([1.0, -3.0, 2.0]), [1.0, -1.0]); q, r
+    (tensor([ 1., -2.]), tensor([0.]))
+    """
+    u, v = atleast_1d(asarray_t(u)) + 0.0, atleast_1d(asarray_t(v)) + 0.0
+    dt = np.result_type(u.dtype, v.dtype)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / getitem(v, 0)
+    r = astype(u, dt, copy=False)
+    qs = []
+    for k in range(m - n + 1):
+        d = scale * getitem(r, k)
+        qs.append(d)
+        r = r - pad(d * v, (k, m - n - k))
+    q = stack(qs) if qs else _make(np.zeros(1, dt))
+    while np.allclose(r._data[0], 0, rtol=1e-14) and r.shape[-1] > 1:
+        r = getitem(r, (slice(1, None),))
+    return q, r
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """``numpy.polyfit``: the least-squares fit of a polynomial of degree ``deg``
+    (NumPy's scaled Vandermonde system, solved by ``linalg.lstsq``); differentiable in
+    ``x``, ``y`` and ``w`` where the rank is locally constant.
+
+    Examples
+    --------
+    >>> y = dualad.tensor([1.0, 3.0, 5.0])
+    >>> dnp.polyfit([0.0, 1.0, 2.0], y, 1).round(12)
+    tensor([2., 1.])
+    """
+    import warnings
+
+    from .linalg import inv, lstsq
+
+    order = int(deg) + 1
+    x, y = asarray_t(x) + 0.0, asarray_t(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = x.shape[0] * np.finfo(x.dtype).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = asarray_t(w) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * reshape(w, (-1, 1))
+        rhs = rhs * (reshape(w, (-1, 1)) if rhs.ndim == 2 else w)
+    scale = _P["sqrt"](sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = c / (reshape(scale, (-1, 1)) if c.ndim == 2 else scale)
+    if rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning,
+                      stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    vbase = inv(matmul(transpose(lhs), lhs)) / outer(scale, scale)
+    if cov == "unscaled":
+        fac: Any = 1
+    else:
+        if x.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the "
+                             "covariance matrix")
+        fac = resids / (x.shape[0] - order)
+    return c, (vbase * fac if y.ndim == 1 else expand_dims(vbase, -1) * fac)
 
 
 def roots(p: Any) -> Any:
