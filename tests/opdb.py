@@ -793,6 +793,9 @@ CONCAT_FORMS: dict[str, Callable[..., Any]] = {
     "r_-linspace": lambda ns, a, b: ns.r_[a, 0:1:4j],
     "c_": lambda ns, a, b: ns.c_[a, b],
     "c_-range": lambda ns, a, b: ns.c_[a, 1:4, b * b],
+    "r_-row-matrix": lambda ns, a, b: ns.r_["r", a, b, 2.0],
+    "r_-column-matrix": lambda ns, a, b: ns.r_["c", a, b],
+    "c_-matrix": lambda ns, a, b: ns.c_["c", a, b],
 }
 # NumPy functions given Python lists of Tensors where they take array-likes
 LIST_ARGS: dict[str, Callable[..., Any]] = {
@@ -913,7 +916,17 @@ def _quantile_samples(scale: float, nan: bool) -> Callable[[Gen], list[Sample]]:
                 Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "midpoint"}, (0,),
                        "midpoint"),
                 Sample((mk((5,)), 0.6 * scale), {"method": "nearest"}, (0,), "nearest"),
-                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher")]
+                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "inverted_cdf"}, (0,),
+                       "inverted_cdf"),
+                Sample((mk((3, 5)), np.array([0.15, 0.5, 0.95]) * scale),
+                       {"axis": 1, "method": "inverted_cdf",
+                        "weights": g.rng.uniform(0.1, 2.0, (3, 5))}, (0,), "weights"),
+                # (NumPy's nanquantile takes weights= of the data's shape only)
+                Sample((mk((2, 3, 4)), 0.4 * scale),
+                       {"axis": 2 if nan else (2, 0), "method": "inverted_cdf",
+                        "weights": g.rng.uniform(0.1, 2.0, (2, 3, 4) if nan else (4, 2))}, (0,),
+                       "weights-axes")]
 
     return samples
 
@@ -944,7 +957,11 @@ def _interp_samples(g: Gen) -> list[Sample]:
     x = np.array([[-1.5, -0.7, 0.0], [0.7, 1.4, 2.5]]).astype(g.rdtype)
     return [Sample((x, xp, g((5,))), {}, (0, 1, 2), "all"),
             Sample((x[0], xp, g((5,))), {"left": 3.0, "right": -3.0}, (2,), "fp-left-right"),
-            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x")]
+            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x"),
+            # period=: x over several periods, xp unsorted modulo the period (kinks apart)
+            Sample((np.array([-3.1, -0.65, 0.15, 2.95, 4.45, 6.05]).astype(g.rdtype), xp,
+                    g((5,)), None, None, np.asarray(2.5, g.rdtype)), {}, (0, 1, 2, 5),
+                   "period")]
 
 
 def _polyval_samples(g: Gen) -> list[Sample]:
@@ -1051,7 +1068,9 @@ def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) 
     add(OpInfo("logspace", fn("logspace"), lambda g: _space_samples(g) + [
         Sample((g(()), g(()), 4, True, g((), "pos") + 1.0), {}, (0, 1, 4), "base")]))
     add(OpInfo("geomspace", fn("geomspace"), lambda g: _space_samples(g) + [
-        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative")]))
+        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative"),
+        Sample(((g((2,), "pos") * [-1, 1]).astype(g.dtype), (g((2,), "pos") * [-3, 2]).astype(
+            g.dtype)), {"num": 4, "axis": 1}, (0, 1), "signs")], ALL))
     one("matrix_transpose", ((2, 3), "F", {}), ((2, 3, 4), "C", {}))
     add(OpInfo("vecdot", fn("vecdot"), _two([
         ("last", ((2, 3), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "F"), ((3, 2), "C"),

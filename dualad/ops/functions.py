@@ -1228,19 +1228,21 @@ class _AxisConcatenator:
         self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            raise NotImplementedError(f"dualad.numpy.{self.name}: the matrix-string form is "
-                                      "not supported; build the matrix with dualad.numpy.array")
+        if isinstance(key, str):  # (np.bmat of variable names in the caller's frame)
+            raise TypeError(f"dualad.numpy.{self.name}: the matrix-string form builds a "
+                            "numpy.matrix, which dualad does not support; build the 2-D "
+                            "Tensor with dualad.numpy.block or dualad.numpy.array")
         key = key if isinstance(key, tuple) else (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
         objs, kinds = [], []
+        matrix = col = False
         for k, item in enumerate(key):
             if isinstance(item, str):
                 if k != 0:
                     raise ValueError("special directives must be the first entry.")
-                if item in ("r", "c"):
-                    raise NotImplementedError(f"dualad.numpy.{self.name}: the 'r'/'c' matrix "
-                                              "directives are not supported")
+                if item in ("r", "c"):  # NumPy's matrix directives: a row or a column
+                    matrix, col = True, item == "c"
+                    continue
                 try:
                     vals = [int(v) for v in item.split(",")]
                 except ValueError as e:
@@ -1278,7 +1280,15 @@ class _AxisConcatenator:
             if o.ndim < ndmin:
                 o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
             parts.append(o)
-        return concatenate(parts, axis=axis, dtype=dt)
+        res = concatenate(parts, axis=axis, dtype=dt)
+        if matrix:  # (NumPy's np.matrix, as a 2-D Tensor: dualad has no matrix type)
+            if res.ndim > 2:
+                raise ValueError("matrix must be 2-dimensional")
+            nd = res.ndim
+            res = reshape(res, (1,) * (2 - nd) + res.shape)
+            if nd == 1 and col:
+                res = transpose(res)
+        return res
 
     def __len__(self) -> int:
         return 0
@@ -1571,7 +1581,7 @@ isneginf = _nd(np.isneginf)
 
 # -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
 
-_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
@@ -1584,8 +1594,27 @@ def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
     return reshape(t, tuple(a.shape[i] for i in rest) + (-1,)), axes
 
 
+def _quantile_weights(weights: Any, shape: tuple[int, ...], axis: Any) -> np.ndarray:
+    """``weights=`` checked as NumPy checks them, broadcast to the data's ``shape``."""
+    w = np.asarray(_raw(weights))
+    if w.shape != shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = [int(a) % len(shape) for a in ((axis,) if np.ndim(axis) == 0 else axis)]
+        if w.shape != tuple(shape[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = w.transpose(np.argsort(axes)).reshape(
+            tuple(sz if ax in axes else 1 for ax, sz in enumerate(shape)))
+    if np.any(w < 0):
+        raise ValueError("Weights must be non-negative.")
+    return np.broadcast_to(w, shape)
+
+
 def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
-              name: str) -> Any:
+              name: str, weights: Any = None) -> Any:
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
     if method not in _QMETHODS:
         raise NotImplementedError(f"dualad.numpy.{name}: method={method!r} is not supported; "
                                   f"use one of {', '.join(_QMETHODS)}")
@@ -1593,23 +1622,56 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     qd = np.asarray(_raw(q)) if not isinstance(q, (int, float)) else q
     if np.any(np.asarray(qd) < 0) or np.any(np.asarray(qd) > 1):
         raise ValueError("Quantiles must be in the range [0, 1]")
+    # a discrete method selects values: NumPy keeps their dtype (integers included)
+    discrete = method in ("lower", "higher", "nearest", "inverted_cdf")
+    dt0 = a.dtype
     dt = np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, qd)
+    if discrete and a.dtype.kind in "fc":
+        dt = a.dtype
     a = astype(a, dt, copy=False)
     shape0 = a.shape
+    if weights is not None:
+        weights = _quantile_weights(weights, shape0, axis)
     t, axes = _to_last(a, axis)
     d = t._data
-    s = sort(t, axis=-1)  # NaNs sort last
+    order = np.argsort(d, axis=-1, kind="stable")  # NaNs sort last
+    s = take_along_axis(t, order, -1)
     isn = np.isnan(d)
     n = np.sum(~isn, axis=-1) if nan else np.full(d.shape[:-1], d.shape[-1])
     qa = np.asarray(qd, dtype=np.float64)
-    vi = qa.reshape(qa.shape + (1,) * (d.ndim - 1)) * (np.maximum(n, 1) - 1)  # Q + R
-    if method == "nearest":
-        vi = np.around(vi)
-    lo = np.floor(vi).astype(np.intp)
-    hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
-    if method == "higher":
-        lo = np.ceil(vi).astype(np.intp)
-    sb = broadcast_to(s, vi.shape + (d.shape[-1],))
+    qx = qa.reshape(qa.shape + (1,) * (d.ndim - 1))
+    if method == "inverted_cdf" and weights is not None:
+        # NumPy's: the first sorted value whose share of the total weight reaches q
+        rest = [i for i in range(a.ndim) if i not in axes]
+        w = weights.transpose(rest + list(axes)).reshape(d.shape) if axis is not None \
+            else weights.reshape(-1)
+        w = np.take_along_axis(w, order, -1)
+        if nan:  # NaNs weigh nothing (a slice of NaNs alone gives NaN below)
+            w = np.where(np.take_along_axis(isn, order, -1), 0, w)
+            w = np.where((n == 0)[..., None], 1, w)
+        cdf = np.cumsum(w, axis=-1, dtype=np.float64)
+        cdf = cdf / cdf[..., -1:]
+        if np.isnan(cdf[..., -1]).any():
+            raise ValueError("Weights included NaN, inf or were all zero.")
+        if np.asarray(qd).dtype.kind == "f":
+            cdf = cdf.astype(np.asarray(qd).dtype)
+        cdf[cdf == 0] = -1  # (leading zero weights: never chosen)
+        qq = np.asarray(qd).reshape(qa.shape + (1,) * d.ndim)
+        lo = np.minimum(np.sum(cdf < qq, axis=-1), d.shape[-1] - 1)  # (searchsorted, left)
+    elif method == "inverted_cdf":
+        vi = qx * n - 1
+        lo = np.floor(vi)
+        lo = np.maximum(np.where(vi - lo == 0, lo, lo + 1), 0).astype(np.intp)
+    else:
+        vi = qx * (np.maximum(n, 1) - 1)  # Q + R
+        if method == "nearest":
+            vi = np.around(vi)
+        lo = np.floor(vi).astype(np.intp)
+        hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
+        if method == "higher":
+            lo = np.ceil(vi).astype(np.intp)
+    lo = np.broadcast_to(lo, qa.shape + d.shape[:-1])
+    sb = broadcast_to(s, lo.shape + (d.shape[-1],))
 
     def at(i: np.ndarray) -> Any:
         return squeeze(take_along_axis(sb, i[..., None], -1), -1)
@@ -1617,21 +1679,23 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     out = at(lo)
     if method in ("linear", "midpoint"):
         g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
-        out = out + (at(hi) - out) * g
+        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * g
     bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
     if np.any(bad):
         out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
     if keepdims:
         kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
         out = reshape(out, qa.shape + kshape)
-    return out
+    return astype(out, dt0, copy=False) if discrete and dt0 != dt else out
 
 
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
              interpolation: Any = None) -> Any:
-    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest): a gather of
-    the sorted values and, for linear/midpoint, a weighted sum of two of them.
+    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest, inverted_cdf;
+    ``weights=`` with inverted_cdf, as NumPy): a gather of the sorted values and, for
+    linear/midpoint, a weighted sum of two of them (no derivative in the weights, which
+    only choose).
 
     Examples
     --------
@@ -1639,9 +1703,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     tensor(2.5)
     """
     _no_out("quantile", out)
-    if weights is not None:
-        raise NotImplementedError("dualad.numpy.quantile: weights= is not supported")
-    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile", weights)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -1674,9 +1736,8 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
                 *, weights: Any = None, interpolation: Any = None) -> Any:
     """``numpy.nanquantile``: :func:`quantile` ignoring NaNs."""
     _no_out("nanquantile", out)
-    if weights is not None:
-        raise NotImplementedError("dualad.numpy.nanquantile: weights= is not supported")
-    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile",
+                     weights)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -1921,13 +1982,24 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     >>> dnp.interp(0.25, [0.0, 1.0], fp).backward(); fp.grad
     tensor([0.75, 0.25])
     """
-    if period is not None:
-        raise NotImplementedError("dualad.numpy.interp: period= is not supported")
     x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1D sequences")
     if xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length")
+    if period is not None:  # NumPy's: one period, sorted, with a point of each neighbour
+        p = asarray_t(period)
+        if np.any(p._data == 0):
+            raise ValueError("period must be a non-zero value")
+        p = _P["abs"](astype(p, np.float64, copy=False))
+        x = astype(x, np.float64, copy=False) % p
+        xp = astype(xp, np.float64, copy=False) % p
+        order = np.argsort(xp._data)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = concatenate([getitem(xp, (slice(-1, None),)) - p, xp,
+                          getitem(xp, (slice(0, 1),)) + p])
+        fp = concatenate([getitem(fp, (slice(-1, None),)), fp, getitem(fp, (slice(0, 1),))])
+        left = right = None
     if xp.shape[0] == 0:
         raise ValueError("array of sample points is empty")
     dt = np.complex128 if fp.dtype.kind == "c" else np.float64
@@ -2224,17 +2296,24 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:
-    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints."""
+    """``numpy.geomspace``; differentiable in Tensor endpoints, negative or complex ones
+    included (NumPy's way: divided by the sign of ``start``, ``z / |z|``, spaced
+    logarithmically, multiplied back).
+
+    Examples
+    --------
+    >>> dnp.geomspace(dualad.tensor(-1.0), -100.0, 3)
+    tensor([  -1.,  -10., -100.])
+    """
     if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
         return _make(np.geomspace(start, stop, num, endpoint, dtype, axis))
-    s0, s1 = np.asarray(_raw(start)), np.asarray(_raw(stop))
-    if s0.dtype.kind == "c" or s1.dtype.kind == "c" or np.any(s0 * s1 <= 0):
-        raise NotImplementedError("dualad.numpy.geomspace: Tensor endpoints must be real, "
-                                  "non-zero and of one sign")
-    sign = np.sign(s0)
-    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num), np.float64)
-    a = astype(asarray_t(start), dt, copy=False) * sign
-    b = astype(asarray_t(stop), dt, copy=False) * sign
+    a, b = asarray_t(start) * 1.0, asarray_t(stop) * 1.0
+    if np.any(a._data == 0) or np.any(b._data == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(a.dtype, b.dtype, float(num), np.zeros((), dtype))
+    a, b = astype(a, dt, copy=False), astype(b, dt, copy=False)
+    sign = _P["sign"](a) if dt.kind == "c" else np.sign(a._data)  # (a real sign: constant)
+    a, b = a / sign, b / sign
     y = _P["exp"](linspace(_P["log"](a), _P["log"](b), num, endpoint=endpoint))
     first = np.zeros(num, bool)
     first[:1] = True
