@@ -2258,8 +2258,8 @@ def i0(x: Any) -> Any:
     Examples
     --------
     >>> x = dualad.tensor(1.0, requires_grad=True)
-    >>> y = dnp.i0(x); y.backward(); float(y), round(float(x.grad), 12)
-    (1.2660658777520084, 0.565159103992)
+    >>> y = dnp.i0(x); y.backward(); round(float(y), 12), round(float(x.grad), 12)
+    (1.266065877752, 0.565159103992)
     """
     from numpy.lib._function_base_impl import _i0A, _i0B
 
