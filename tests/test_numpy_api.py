@@ -137,6 +137,8 @@ def test_i0_values_are_numpys_and_its_derivative_is_i1():
     np.testing.assert_allclose(y.detach().numpy(), np.i0(x), rtol=1e-15)
     (g,) = da.grad(y.sum(), [t])
     np.testing.assert_allclose(g.numpy(), _i1(x), rtol=1e-13)
+    (g,) = da.grad(np.i0(t).sum(), [t])  # NumPy's own i0 dispatches to dualad's
+    np.testing.assert_allclose(g.numpy(), _i1(x), rtol=1e-13)
     with pytest.raises(TypeError, match="complex"):
         dnp.i0(da.tensor([1j]))
 
@@ -159,6 +161,8 @@ def test_polyfit_derivative_in_the_data_is_the_pseudo_inverse():
     np.testing.assert_allclose(c.detach().numpy(), np.polyfit(x, np.sin(x), 2))
     jac = da.functional.jacobian(lambda yy: dnp.polyfit(x, yy, 2), y)
     np.testing.assert_allclose(jac.numpy(), np.linalg.pinv(np.vander(x, 3)), atol=1e-12)
+    (g,) = da.grad(np.polyfit(x, y, 2)[0], [y])  # NumPy's own polyfit dispatches
+    np.testing.assert_allclose(g.numpy(), np.linalg.pinv(np.vander(x, 3))[0], atol=1e-12)
     cw, cov = dnp.polyfit(x, y, 1, w=np.linspace(1, 2, 6), cov=True)
     want = np.polyfit(x, np.sin(x), 1, w=np.linspace(1, 2, 6), cov=True)
     np.testing.assert_allclose(cw.detach().numpy(), want[0])
