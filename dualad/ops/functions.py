@@ -2152,7 +2152,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     vpos = -np.arange(1, values.size + 1).reshape(values.shape)  # values': -1, -2, ...
     w = np.insert(pos, _raw(obj), vpos, axis=axis)
     src = concatenate([ravel(arr), ravel(astype(values, arr.dtype, copy=False))])
-    return take(src, np.where(w > 0, w - 1, arr.size - w - 1))
+    return reshape(take(src, np.where(w > 0, w - 1, arr.size - w - 1).ravel()), w.shape)
 
 
 def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
@@ -2169,9 +2169,12 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
           else unstack(asarray_t(choices)))
     # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
     k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
-    shape = np.broadcast_shapes(k.shape, *[c.shape for c in cs])
-    st = stack([broadcast_to(c, shape) for c in cs])
-    return getitem(take_along_axis(st, np.broadcast_to(k, shape)[None], 0), 0)
+    dt = np.result_type(*[c.dtype for c in cs])
+    out = broadcast_to(astype(cs[-1], dt, copy=False), np.broadcast_shapes(
+        k.shape, *[c.shape for c in cs]))
+    for j in range(len(cs) - 2, -1, -1):  # (selections: no stacked copy of the choices)
+        out = where(k == j, cs[j], out)
+    return out
 
 
 def sort_complex(a: Any) -> Any:
