@@ -84,7 +84,6 @@ _SETS = ("its output's shape depends on the values (a set operation); compute th
          "on t.detach() (e.g. numpy.unique(..., return_index=True)) and index t with them")
 _HIST = ("bin counts are piecewise constant in the data and its weights= would need a "
          "scatter-add rule dualad does not have; call it on t.detach()")
-_TODO = "not implemented in dualad yet (differentiable in principle)"
 _PYLOOP = ("calls a Python function through NumPy's own loop and writes the results into an "
            "ndarray; call the function on the Tensor directly (vectorised) and combine with "
            "dualad.numpy.stack / where / select")
@@ -104,8 +103,6 @@ REFUSED_REASONS: dict[str, str] = {
     "numpy.bmat": _MATRIX,
     "numpy.nextafter": _ULP,
     "numpy.spacing": _ULP,
-    **{f"numpy.{n}": _TODO for n in (
-        "choose", "insert", "sort_complex", "i0", "polyfit", "polydiv")},
     "numpy.row_stack": "deprecated alias of vstack (NumPy 2.0); use dualad.numpy.vstack",
 }
 
@@ -155,7 +152,7 @@ NDARRAY: dict[str, tuple[str, str]] = {
         "raw memory access; use t.detach().numpy().tobytes()", "tofile": _IO, "dump": _IO,
         "dumps": _IO, "to_device": "device transfer: build a Tensor on the other device",
         "resize": "resizes memory in place; use dualad.numpy.reshape", "put": _INPLACE,
-        "choose": _TODO, "__lshift__": _INT + " bit shifts: use t.detach().numpy()",
+        "__lshift__": _INT + " bit shifts: use t.detach().numpy()",
         "__rshift__": _INT + " bit shifts: use t.detach().numpy()",
         "__rlshift__": _INT + " bit shifts: use t.detach().numpy()",
         "__rrshift__": _INT + " bit shifts: use t.detach().numpy()",

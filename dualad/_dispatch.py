@@ -166,6 +166,10 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 rg = True
             if a._nb:
                 nb = 1
+        elif (a.__class__ is list or a.__class__ is tuple) and hooks["holds_tensor"](a):
+            # a Python sequence holding Tensors, where NumPy takes an array-like: stacked
+            # differentiably (NumPy's own conversion would drop the derivatives)
+            return apply(prim, *[hooks["sequence"](x) for x in args], **params)
     if top and top < LIN and prim.fast is not None and (
             not rg or not _state.grad or not _state.tangent_grad):
         # the forward fast path: a dual level, and no tangent to record

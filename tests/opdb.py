@@ -793,6 +793,9 @@ CONCAT_FORMS: dict[str, Callable[..., Any]] = {
     "r_-linspace": lambda ns, a, b: ns.r_[a, 0:1:4j],
     "c_": lambda ns, a, b: ns.c_[a, b],
     "c_-range": lambda ns, a, b: ns.c_[a, 1:4, b * b],
+    "r_-row-matrix": lambda ns, a, b: ns.r_["r", a, b, 2.0],
+    "r_-column-matrix": lambda ns, a, b: ns.r_["c", a, b],
+    "c_-matrix": lambda ns, a, b: ns.c_["c", a, b],
 }
 # NumPy functions given Python lists of Tensors where they take array-likes
 LIST_ARGS: dict[str, Callable[..., Any]] = {
@@ -804,6 +807,13 @@ LIST_ARGS: dict[str, Callable[..., Any]] = {
     "sum": lambda ns, a, b: ns.sum([[a, b], [b, b]], axis=(0, 2)),
     "exp-of-stack": lambda ns, a, b: ns.exp(ns.stack([a, [1.0, 2.0, 3.0]])),
     "dot": lambda ns, a, b: ns.dot([a, b], [1.0, 2.0, 3.0]),
+    # ufuncs (their generated entry points) given sequences holding Tensors
+    "sin-list": lambda ns, a, b: ns.sin([a, b]),
+    "add-list-mixed": lambda ns, a, b: ns.add([a, [1.0, 2.0, 0.5]], b),
+    "maximum-tuple": lambda ns, a, b: ns.maximum((a, b), 0.25),
+    "arctan2-lists": lambda ns, a, b: ns.arctan2([a, b], [b, [1.0, 2.0, 3.0]]),
+    "clip-list": lambda ns, a, b: ns.clip([a, b], -0.5, 0.5),
+    "operator-list": lambda ns, a, b: ns.asarray(a) * [b, a] - (b,),
 }
 
 
@@ -906,7 +916,17 @@ def _quantile_samples(scale: float, nan: bool) -> Callable[[Gen], list[Sample]]:
                 Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "midpoint"}, (0,),
                        "midpoint"),
                 Sample((mk((5,)), 0.6 * scale), {"method": "nearest"}, (0,), "nearest"),
-                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher")]
+                Sample((mk((5,)), 0.6 * scale), {"method": "higher"}, (0,), "higher"),
+                Sample((mk((4, 3)), 0.45 * scale), {"axis": 0, "method": "inverted_cdf"}, (0,),
+                       "inverted_cdf"),
+                Sample((mk((3, 5)), np.array([0.15, 0.5, 0.95]) * scale),
+                       {"axis": 1, "method": "inverted_cdf",
+                        "weights": g.rng.uniform(0.1, 2.0, (3, 5))}, (0,), "weights"),
+                # (NumPy's nanquantile takes weights= of the data's shape only)
+                Sample((mk((2, 3, 4)), 0.4 * scale),
+                       {"axis": 2 if nan else (2, 0), "method": "inverted_cdf",
+                        "weights": g.rng.uniform(0.1, 2.0, (2, 3, 4) if nan else (4, 2))}, (0,),
+                       "weights-axes")]
 
     return samples
 
@@ -937,7 +957,11 @@ def _interp_samples(g: Gen) -> list[Sample]:
     x = np.array([[-1.5, -0.7, 0.0], [0.7, 1.4, 2.5]]).astype(g.rdtype)
     return [Sample((x, xp, g((5,))), {}, (0, 1, 2), "all"),
             Sample((x[0], xp, g((5,))), {"left": 3.0, "right": -3.0}, (2,), "fp-left-right"),
-            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x")]
+            Sample((0.3, xp, g((5,))), {}, (2,), "pyscalar-x"),
+            # period=: x over several periods, xp unsorted modulo the period (kinks apart)
+            Sample((np.array([-3.1, -0.65, 0.15, 2.95, 4.45, 6.05]).astype(g.rdtype), xp,
+                    g((5,)), None, None, np.asarray(2.5, g.rdtype)), {}, (0, 1, 2, 5),
+                   "period")]
 
 
 def _polyval_samples(g: Gen) -> list[Sample]:
@@ -1044,7 +1068,9 @@ def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) 
     add(OpInfo("logspace", fn("logspace"), lambda g: _space_samples(g) + [
         Sample((g(()), g(()), 4, True, g((), "pos") + 1.0), {}, (0, 1, 4), "base")]))
     add(OpInfo("geomspace", fn("geomspace"), lambda g: _space_samples(g) + [
-        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative")]))
+        Sample((-g((), "pos"), -g((), "pos") - 1.0), {"num": 3}, (0, 1), "negative"),
+        Sample(((g((2,), "pos") * [-1, 1]).astype(g.dtype), (g((2,), "pos") * [-3, 2]).astype(
+            g.dtype)), {"num": 4, "axis": 1}, (0, 1), "signs")], ALL))
     one("matrix_transpose", ((2, 3), "F", {}), ((2, 3, 4), "C", {}))
     add(OpInfo("vecdot", fn("vecdot"), _two([
         ("last", ((2, 3), "C"), ((3,), "S"), {}), ("axis0", ((3, 2), "F"), ((3, 2), "C"),
@@ -1100,6 +1126,40 @@ def _namespace_entries(add: Callable[[OpInfo], None], one: Callable[..., None]) 
     add(OpInfo("poly", fn("poly"), lambda g: [Sample((g((3,)),), {}, (0,), "roots"),
                                             Sample((_eig_matrix(g),), {}, (0,), "matrix")]))
     one("resize", ((4,), "S", {"new_shape": (3, 3)}), ((2, 3), "F", {"new_shape": 4}))
+    # issue 21: the last of NumPy's differentiable functions
+    add(OpInfo("polydiv", fn("polydiv"), _two([
+        ("5-3", ((5,), "C"), ((3,), "S"), {}), ("2-4", ((2,), "C"), ((4,), "C"), {}),
+        ("4-1", ((4,), "N"), ((1,), "C"), {})], dom="nz"), ("float64", "complex128")))
+    # (double precision only: NumPy drops the remainder's vanished leading entries by an
+    # absolute tolerance of 1e-8, which single precision's rounding exceeds, so the
+    # remainder's length would differ from the double-precision reference's)
+    add(OpInfo("polyfit", lambda ns, x, y, *a, **k: ns.polyfit(x, y, *a, **k), lambda g: [
+        Sample((g((6,)), g((6,)), 2), {}, (0, 1), "deg2"),
+        Sample((g((7,), layout="S"), g((7, 2), layout="F"), 3, None, False, g((7,), "pos")),
+               {}, (0, 1, 5), "2d-w"),
+        Sample((g((6,)), g((6,)), 1), {"cov": True}, (0, 1), "cov"),
+        Sample((g((5,)), g((5, 2))), {"deg": 1, "cov": "unscaled"}, (0, 1), "cov-unscaled")],
+        ALL))
+    add(OpInfo("i0", fn("i0"), lambda g: unary("any")(g) + [
+        Sample(((g((2, 3), "pos") * 6 + 5).astype(g.dtype),), {}, (0,), "large"),
+        Sample(((g((5,), "nz") * 6).astype(g.dtype),), {}, (0,), "both")]))
+    add(OpInfo("sort_complex", fn("sort_complex"), lambda g: _s(
+        g, ((5,), "S", {}), ((3, 4), "T", {}), ((0,), "C", {}), dom="distinct"), ALL))
+    add(OpInfo("choose", lambda ns, i, *cs, **k: ns.choose(i, list(cs), **k), lambda g: [
+        Sample((g.ints(0, 3, (3, 4)), g((3, 4)), g((4,), layout="S"), g((1, 4))), {},
+               (1, 2, 3), "bcast"),
+        Sample((g.ints(-2, 5, (2, 3)), g((2, 3), layout="F"), g(())), {"mode": "wrap"},
+               (1, 2), "wrap"),
+        Sample((g.ints(-2, 5, (4,)), g((4,)), g((4,), layout="N")), {"mode": "clip"}, (1, 2),
+               "clip")], ALL))
+    add(OpInfo("Tensor.choose", lambda ns, i, a, b: ns.asarray(i).choose([a, b]), lambda g: [
+        Sample((g.ints(0, 2, (2, 3)), g((2, 3)), g((3,))), {}, (1, 2), "bcast")], ALL))
+    add(OpInfo("insert", fn("insert"), lambda g: [
+        Sample((g((3, 4)), 2, g((3,))), {"axis": 1}, (0, 2), "scalar-axis1"),
+        Sample((g((5,), layout="S"), [0, 2, 2], g((3,))), {}, (0, 2), "seq"),
+        Sample((g((2, 3), layout="F"), slice(0, 3, 2), g((2,))), {}, (0, 2), "slice-flat"),
+        Sample((g((3, 2)), [1], g((1, 2))), {"axis": 0}, (0, 2), "seq-axis0"),
+        Sample((g((2, 3), layout="T"), 1, 1.5), {"axis": 0}, (0,), "const-value")], ALL))
     add(OpInfo("linalg.tensorinv", sub("linalg.tensorinv"), _one_arg(
         ("ind2", lambda g: (g((2, 3, 6)) + 3 * np.eye(6).reshape(2, 3, 6)).astype(g.dtype),
          {}),

@@ -167,6 +167,12 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     ("linspace-axis-1", None): "not lazy yet: computes while its derivative is built",
     ("interp-all", None): "not lazy yet: computes while its derivative is built",
     ("diagflat", "reverse"): _FANCY,
+    ("sort_complex", None): "a sort (Dask has none: numpy.argsort computes)",
+    ("polydiv", None): "drops the remainder's vanished leading entries as NumPy does: a test "
+                       "on its values, which computes",
+    ("polyfit", None): "a least-squares solve: Dask's linalg has no pinv (as linalg.lstsq)",
+    ("geomspace-signs", None): "checks its Tensor endpoints for zero (NumPy's error), which "
+                               "computes",
 }
 # Dask's own limits, not dualad's: its FFTs need one chunk along the transformed axes and
 # its linalg has no det, eigh, slogdet, pinv, ... (docs/backends.md).

@@ -65,5 +65,5 @@ def test_numpy_idiom(name):
 
 
 def test_unsupported_numpy_function_names_itself():
-    with pytest.raises(TypeError, match="numpy.*polyfit"):
-        np.polyfit(da.tensor([0.5, 1.0], requires_grad=True), [0, 1], 1)
+    with pytest.raises(TypeError, match="numpy.*histogram_bin_edges"):
+        np.histogram_bin_edges(da.tensor([0.5, 1.0], requires_grad=True))

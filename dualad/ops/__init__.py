@@ -143,6 +143,8 @@ def _imatmul(self: Tensor, other: Any) -> Tensor:
 Tensor.__imatmul__ = _imatmul  # type: ignore[attr-defined]
 Tensor.compress = lambda self, condition, axis=None: F.compress(  # type: ignore[attr-defined]
     condition, self, axis)
+Tensor.choose = lambda self, choices, out=None, mode="raise": F.choose(  # type: ignore
+    self, choices, out, mode)
 Tensor.argpartition = lambda self, kth, axis=-1, **kw: F._make(  # type: ignore[attr-defined]
     np.argpartition(self._data, kth, axis=axis, **kw))
 Tensor.searchsorted = lambda self, v, side="left", sorter=None: F._make(  # type: ignore

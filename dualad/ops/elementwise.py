@@ -783,6 +783,8 @@ _OPERAND = """
             {g} = {T}._t
         else:
             {g} = None
+    elif {T}.__class__ is list or {T}.__class__ is tuple:
+        return {decline}  # (apply stacks a sequence holding Tensors)
     else:
         {x}, {g}, {L} = {T}, None, 0"""
 

@@ -79,6 +79,10 @@ def _from_sequence(seq: Any) -> Tensor:
     return stack(parts)
 
 
+D.hooks["holds_tensor"] = _holds_tensor
+D.hooks["sequence"] = _seq  # (apply's conversion of a sequence argument holding Tensors)
+
+
 def _detached(obj: Any) -> Any:
     """``obj`` with every Tensor in it replaced by its value (no derivative)."""
     if isinstance(obj, Tensor):
@@ -1971,19 +1975,21 @@ class _AxisConcatenator:
         self.axis, self.ndmin, self.trans1d, self.name = axis, ndmin, trans1d, name
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            raise NotImplementedError(f"dualad.numpy.{self.name}: the matrix-string form is "
-                                      "not supported; build the matrix with dualad.numpy.array")
+        if isinstance(key, str):  # (np.bmat of variable names in the caller's frame)
+            raise TypeError(f"dualad.numpy.{self.name}: the matrix-string form builds a "
+                            "numpy.matrix, which dualad does not support; build the 2-D "
+                            "Tensor with dualad.numpy.block or dualad.numpy.array")
         key = key if isinstance(key, tuple) else (key,)
         axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
         objs, kinds = [], []
+        matrix = col = False
         for k, item in enumerate(key):
             if isinstance(item, str):
                 if k != 0:
                     raise ValueError("special directives must be the first entry.")
-                if item in ("r", "c"):
-                    raise NotImplementedError(f"dualad.numpy.{self.name}: the 'r'/'c' matrix "
-                                              "directives are not supported")
+                if item in ("r", "c"):  # NumPy's matrix directives: a row or a column
+                    matrix, col = True, item == "c"
+                    continue
                 try:
                     vals = [int(v) for v in item.split(",")]
                 except ValueError as e:
@@ -2021,7 +2027,15 @@ class _AxisConcatenator:
             if o.ndim < ndmin:
                 o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
             parts.append(o)
-        return concatenate(parts, axis=axis, dtype=dt)
+        res = concatenate(parts, axis=axis, dtype=dt)
+        if matrix:  # (NumPy's np.matrix, as a 2-D Tensor: dualad has no matrix type)
+            if res.ndim > 2:
+                raise ValueError("matrix must be 2-dimensional")
+            nd = res.ndim
+            res = reshape(res, (1,) * (2 - nd) + res.shape)
+            if nd == 1 and col:
+                res = transpose(res)
+        return res
 
     def __len__(self) -> int:
         return 0
@@ -2379,7 +2393,7 @@ isneginf = _nd(np.isneginf,
 
 # -- statistics: order statistics are gathers of a sort; the rest are compositions ----------
 
-_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_QMETHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
@@ -2392,8 +2406,27 @@ def _to_last(a: Tensor, axis: Any) -> tuple[Tensor, tuple[int, ...]]:
     return reshape(t, tuple(a.shape[i] for i in rest) + (-1,)), axes
 
 
+def _quantile_weights(weights: Any, shape: tuple[int, ...], axis: Any) -> np.ndarray:
+    """``weights=`` checked as NumPy checks them, broadcast to the data's ``shape``."""
+    w = np.asarray(_raw(weights))
+    if w.shape != shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        axes = [int(a) % len(shape) for a in ((axis,) if np.ndim(axis) == 0 else axis)]
+        if w.shape != tuple(shape[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along "
+                             "specified axis.")
+        w = w.transpose(np.argsort(axes)).reshape(
+            tuple(sz if ax in axes else 1 for ax, sz in enumerate(shape)))
+    if np.any(w < 0):
+        raise ValueError("Weights must be non-negative.")
+    return np.broadcast_to(w, shape)
+
+
 def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
-              name: str) -> Any:
+              name: str, weights: Any = None) -> Any:
+    if weights is not None and method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
     if method not in _QMETHODS:
         raise NotImplementedError(f"dualad.numpy.{name}: method={method!r} is not supported; "
                                   f"use one of {', '.join(_QMETHODS)}")
@@ -2401,23 +2434,56 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     qd = np.asarray(_raw(q)) if not isinstance(q, (int, float)) else q
     if np.any(np.asarray(qd) < 0) or np.any(np.asarray(qd) > 1):
         raise ValueError("Quantiles must be in the range [0, 1]")
+    # a discrete method selects values: NumPy keeps their dtype (integers included)
+    discrete = method in ("lower", "higher", "nearest", "inverted_cdf")
+    dt0 = a.dtype
     dt = np.result_type(a.dtype if a.dtype.kind in "fc" else np.float64, qd)
+    if discrete and a.dtype.kind in "fc":
+        dt = a.dtype
     a = astype(a, dt, copy=False)
     shape0 = a.shape
+    if weights is not None:
+        weights = _quantile_weights(weights, shape0, axis)
     t, axes = _to_last(a, axis)
     d = t._data
-    s = sort(t, axis=-1)  # NaNs sort last
+    order = np.argsort(d, axis=-1, kind="stable")  # NaNs sort last
+    s = take_along_axis(t, order, -1)
     isn = np.isnan(d)
     n = np.sum(~isn, axis=-1) if nan else np.full(d.shape[:-1], d.shape[-1])
     qa = np.asarray(qd, dtype=np.float64)
-    vi = qa.reshape(qa.shape + (1,) * (d.ndim - 1)) * (np.maximum(n, 1) - 1)  # Q + R
-    if method == "nearest":
-        vi = np.around(vi)
-    lo = np.floor(vi).astype(np.intp)
-    hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
-    if method == "higher":
-        lo = np.ceil(vi).astype(np.intp)
-    sb = broadcast_to(s, vi.shape + (d.shape[-1],))
+    qx = qa.reshape(qa.shape + (1,) * (d.ndim - 1))
+    if method == "inverted_cdf" and weights is not None:
+        # NumPy's: the first sorted value whose share of the total weight reaches q
+        rest = [i for i in range(a.ndim) if i not in axes]
+        w = weights.transpose(rest + list(axes)).reshape(d.shape) if axis is not None \
+            else weights.reshape(-1)
+        w = np.take_along_axis(w, order, -1)
+        if nan:  # NaNs weigh nothing (a slice of NaNs alone gives NaN below)
+            w = np.where(np.take_along_axis(isn, order, -1), 0, w)
+            w = np.where((n == 0)[..., None], 1, w)
+        cdf = np.cumsum(w, axis=-1, dtype=np.float64)
+        cdf = cdf / cdf[..., -1:]
+        if np.isnan(cdf[..., -1]).any():
+            raise ValueError("Weights included NaN, inf or were all zero.")
+        if np.asarray(qd).dtype.kind == "f":
+            cdf = cdf.astype(np.asarray(qd).dtype)
+        cdf[cdf == 0] = -1  # (leading zero weights: never chosen)
+        qq = np.asarray(qd).reshape(qa.shape + (1,) * d.ndim)
+        lo = np.minimum(np.sum(cdf < qq, axis=-1), d.shape[-1] - 1)  # (searchsorted, left)
+    elif method == "inverted_cdf":
+        vi = qx * n - 1
+        lo = np.floor(vi)
+        lo = np.maximum(np.where(vi - lo == 0, lo, lo + 1), 0).astype(np.intp)
+    else:
+        vi = qx * (np.maximum(n, 1) - 1)  # Q + R
+        if method == "nearest":
+            vi = np.around(vi)
+        lo = np.floor(vi).astype(np.intp)
+        hi = np.minimum(lo + 1, np.maximum(n, 1) - 1)
+        if method == "higher":
+            lo = np.ceil(vi).astype(np.intp)
+    lo = np.broadcast_to(lo, qa.shape + d.shape[:-1])
+    sb = broadcast_to(s, lo.shape + (d.shape[-1],))
 
     def at(i: np.ndarray) -> Any:
         return squeeze(take_along_axis(sb, i[..., None], -1), -1)
@@ -2425,21 +2491,23 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     out = at(lo)
     if method in ("linear", "midpoint"):
         g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
-        out = out + (at(hi) - out) * g
+        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * g
     bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
     if np.any(bad):
         out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
     if keepdims:
         kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
         out = reshape(out, qa.shape + kshape)
-    return out
+    return astype(out, dt0, copy=False) if discrete and dt0 != dt else out
 
 
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
              interpolation: Any = None) -> Any:
-    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest): a gather of
-    the sorted values and, for linear/midpoint, a weighted sum of two of them.
+    """``numpy.quantile`` (methods linear, lower, higher, midpoint, nearest, inverted_cdf;
+    ``weights=`` with inverted_cdf, as NumPy): a gather of the sorted values and, for
+    linear/midpoint, a weighted sum of two of them (no derivative in the weights, which
+    only choose).
 
     Examples
     --------
@@ -2447,9 +2515,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     tensor(2.5)
     """
     _no_out("quantile", out)
-    if weights is not None:
-        raise NotImplementedError("dualad.numpy.quantile: weights= is not supported")
-    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, False, "quantile", weights)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -2499,9 +2565,8 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None,
     (tensor(1.5), tensor([0. , 0. , 0.5, 0.5]))
     """
     _no_out("nanquantile", out)
-    if weights is not None:
-        raise NotImplementedError("dualad.numpy.nanquantile: weights= is not supported")
-    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile")
+    return _quantile(a, q, axis, interpolation or method, keepdims, True, "nanquantile",
+                     weights)
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None,
@@ -2847,13 +2912,24 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     >>> dnp.interp(0.25, [0.0, 1.0], fp).backward(); fp.grad
     tensor([0.75, 0.25])
     """
-    if period is not None:
-        raise NotImplementedError("dualad.numpy.interp: period= is not supported")
     x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1D sequences")
     if xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length")
+    if period is not None:  # NumPy's: one period, sorted, with a point of each neighbour
+        p = asarray_t(period)
+        if np.any(p._data == 0):
+            raise ValueError("period must be a non-zero value")
+        p = _P["abs"](astype(p, np.float64, copy=False))
+        x = astype(x, np.float64, copy=False) % p
+        xp = astype(xp, np.float64, copy=False) % p
+        order = np.argsort(xp._data)
+        xp, fp = take(xp, order), take(fp, order)
+        xp = concatenate([getitem(xp, (slice(-1, None),)) - p, xp,
+                          getitem(xp, (slice(0, 1),)) + p])
+        fp = concatenate([getitem(fp, (slice(-1, None),)), fp, getitem(fp, (slice(0, 1),))])
+        left = right = None
     if xp.shape[0] == 0:
         raise ValueError("array of sample points is empty")
     dt = np.complex128 if fp.dtype.kind == "c" else np.float64
@@ -3059,6 +3135,65 @@ def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
     return take(arr, keep, axis=ax)
 
 
+def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
+    """``numpy.insert``: ``values`` (cast to ``arr``'s dtype) placed before the indices
+    ``obj`` (an index, a sequence of them or a slice; ``axis=None`` flattens ``arr``).
+
+    NumPy's own insert, run on the positions of the elements, says where each one goes;
+    the result is a gather of ``arr`` and ``values`` (differentiable in both).
+
+    Examples
+    --------
+    >>> dnp.insert(dualad.tensor([1.0, 2.0, 3.0]), [0, 2], dualad.tensor([9.0, 8.0]))
+    tensor([9., 1., 2., 8., 3.])
+    """
+    arr, values = asarray_t(arr), asarray_t(values)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    pos = np.arange(1, arr.size + 1).reshape(arr.shape)  # arr's elements: 1, 2, ...
+    vpos = -np.arange(1, values.size + 1).reshape(values.shape)  # values': -1, -2, ...
+    w = np.insert(pos, _raw(obj), vpos, axis=axis)
+    src = concatenate([ravel(arr), ravel(astype(values, arr.dtype, copy=False))])
+    return reshape(take(src, np.where(w > 0, w - 1, arr.size - w - 1).ravel()), w.shape)
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """``numpy.choose``: element ``i`` of the result is element ``i`` of ``choices[a[i]]``
+    (all broadcast together); a gather, differentiable in the choices.
+
+    Examples
+    --------
+    >>> dnp.choose([1, 0, 1], [dualad.tensor([1.0, 2, 3]), dualad.tensor([4.0, 5, 6])])
+    tensor([4., 2., 6.])
+    """
+    _no_out("choose", out)
+    cs = ([asarray_t(c) for c in choices] if isinstance(choices, (list, tuple))
+          else unstack(asarray_t(choices)))
+    # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
+    k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
+    dt = np.result_type(*[c.dtype for c in cs])
+    out = broadcast_to(astype(cs[-1], dt, copy=False), np.broadcast_shapes(
+        k.shape, *[c.shape for c in cs]))
+    for j in range(len(cs) - 2, -1, -1):  # (selections: no stacked copy of the choices)
+        out = where(k == j, cs[j], out)
+    return out
+
+
+def sort_complex(a: Any) -> Any:
+    """``numpy.sort_complex``: sorted along the last axis by real part, then imaginary part
+    (a permutation of the values), as a complex array.
+
+    Examples
+    --------
+    >>> dnp.sort_complex(dualad.tensor([1 + 2j, 1 - 1j, -3 + 0j]))
+    tensor([-3.+0.j,  1.-1.j,  1.+2.j])
+    """
+    a = asarray_t(a)
+    idx = np.argsort(a._data, axis=-1, kind="stable")  # (complex: lexicographic)
+    dt = np.sort_complex(np.zeros(1, a.dtype)).dtype
+    return astype(take_along_axis(a, idx, -1), dt, copy=False)
+
+
 def diagflat(v: Any, k: int = 0) -> Any:
     """``numpy.diagflat``: a matrix with the flattened input on diagonal ``k``.
 
@@ -3172,6 +3307,42 @@ def heaviside(x1: Any, x2: Any) -> Any:
     return where(d1 == 0, x2, base)
 
 
+def _chbevl(x: Any, vals: Any) -> Any:
+    """A Chebyshev series at ``x`` by Clenshaw's recurrence (NumPy's ``_chbevl``)."""
+    b0, b1, b2 = vals[0], 0.0, 0.0
+    for v in vals[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + v
+    return 0.5 * (b0 - b2)
+
+
+def i0(x: Any) -> Any:
+    """``numpy.i0``, the modified Bessel function of the first kind of order 0: NumPy's
+    Chebyshev approximations (Cephes), composed of differentiable operations, so its
+    derivative is that of the approximation (``i1`` to within a few ulps).
+
+    Examples
+    --------
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = dnp.i0(x); y.backward(); round(float(y), 12), round(float(x.grad), 12)
+    (1.266065877752, 0.565159103992)
+    """
+    from numpy.lib._function_base_impl import _i0A, _i0B
+
+    x = asarray_t(x)
+    if x.dtype.kind == "c":
+        raise TypeError("i0 not supported for complex values")
+    if x.dtype.kind != "f":
+        x = astype(x, np.float64)
+    x = _P["abs"](x)
+    small = x._data <= 8.0
+    # each branch sees only the arguments it is for: no inf or NaN in the other's derivative
+    xs, xl = where(small, x, 8.0), where(small, 8.0, x)
+    ys = _P["exp"](xs) * _chbevl(xs / 2.0 - 2, _i0A)
+    yl = _P["exp"](xl) * _chbevl(32.0 / xl - 2.0, _i0B) / _P["sqrt"](xl)
+    return where(small, ys, yl)
+
+
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
              dtype: Any = None, axis: int = 0) -> Any:
     """``numpy.logspace``: ``base ** linspace(start, stop)``; differentiable in Tensor
@@ -3200,7 +3371,9 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:
-    """``numpy.geomspace`` (real endpoints of one sign); differentiable in Tensor endpoints.
+    """``numpy.geomspace``; differentiable in Tensor endpoints, negative or complex ones
+    included (NumPy's way: divided by the sign of ``start``, ``z / |z|``, spaced
+    logarithmically, multiplied back).
 
     Examples
     --------
@@ -3209,17 +3382,18 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     tensor([1., 2., 4.])
     >>> y.sum().backward(); a.grad
     tensor(2.)
+    >>> dnp.geomspace(dualad.tensor(-1.0), -100.0, 3)
+    tensor([  -1.,  -10., -100.])
     """
     if not (isinstance(start, Tensor) or isinstance(stop, Tensor)):
         return _make(np.geomspace(start, stop, num, endpoint, dtype, axis))
-    s0, s1 = np.asarray(_raw(start)), np.asarray(_raw(stop))
-    if s0.dtype.kind == "c" or s1.dtype.kind == "c" or np.any(s0 * s1 <= 0):
-        raise NotImplementedError("dualad.numpy.geomspace: Tensor endpoints must be real, "
-                                  "non-zero and of one sign")
-    sign = np.sign(s0)
-    dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num), np.float64)
-    a = astype(asarray_t(start), dt, copy=False) * sign
-    b = astype(asarray_t(stop), dt, copy=False) * sign
+    a, b = asarray_t(start) * 1.0, asarray_t(stop) * 1.0
+    if np.any(a._data == 0) or np.any(b._data == 0):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(a.dtype, b.dtype, float(num), np.zeros((), dtype))
+    a, b = astype(a, dt, copy=False), astype(b, dt, copy=False)
+    sign = _P["sign"](a) if dt.kind == "c" else np.sign(a._data)  # (a real sign: constant)
+    a, b = a / sign, b / sign
     y = _P["exp"](linspace(_P["log"](a), _P["log"](b), num, endpoint=endpoint))
     first = np.zeros(num, bool)
     first[:1] = True
@@ -3504,6 +3678,92 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
         y = p / np.arange(p.shape[0], 0, -1)
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
+
+
+def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
+    """``numpy.polydiv``: quotient and remainder by long division (differentiable in both
+    polynomials; the remainder's leading entries that vanish are dropped, as NumPy's).
+
+    Examples
+    --------
+    >>> q, r = dnp.polydiv(dualad.tensor([1.0, -3.0, 2.0]), [1.0, -1.0]); q, r
+    (tensor([ 1., -2.]), tensor([0.]))
+    """
+    u, v = atleast_1d(asarray_t(u)) + 0.0, atleast_1d(asarray_t(v)) + 0.0
+    dt = np.result_type(u.dtype, v.dtype)
+    m, n = u.shape[0] - 1, v.shape[0] - 1
+    scale = 1.0 / getitem(v, 0)
+    r = astype(u, dt, copy=False)
+    qs = []
+    for k in range(m - n + 1):
+        d = scale * getitem(r, k)
+        qs.append(d)
+        r = r - pad(d * v, (k, m - n - k))
+    q = stack(qs) if qs else _make(np.zeros(1, dt))
+    while np.allclose(r._data[0], 0, rtol=1e-14) and r.shape[-1] > 1:
+        r = getitem(r, (slice(1, None),))
+    return q, r
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None,
+            cov: Any = False) -> Any:
+    """``numpy.polyfit``: the least-squares fit of a polynomial of degree ``deg``
+    (NumPy's scaled Vandermonde system, solved by ``linalg.lstsq``); differentiable in
+    ``x``, ``y`` and ``w`` where the rank is locally constant.
+
+    Examples
+    --------
+    >>> y = dualad.tensor([1.0, 3.0, 5.0])
+    >>> dnp.polyfit([0.0, 1.0, 2.0], y, 1).round(12)
+    tensor([2., 1.])
+    """
+    import warnings
+
+    from .linalg import inv, lstsq
+
+    order = int(deg) + 1
+    x, y = asarray_t(x) + 0.0, asarray_t(y) + 0.0
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if x.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if x.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if y.ndim < 1 or y.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if x.shape[0] != y.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = x.shape[0] * np.finfo(x.dtype).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        w = asarray_t(w) + 0.0
+        if w.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if w.shape[0] != y.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * reshape(w, (-1, 1))
+        rhs = rhs * (reshape(w, (-1, 1)) if rhs.ndim == 2 else w)
+    scale = _P["sqrt"](sum(lhs * lhs, axis=0))
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = c / (reshape(scale, (-1, 1)) if c.ndim == 2 else scale)
+    if rank != order and not full:
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning,
+                      stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    vbase = inv(matmul(transpose(lhs), lhs)) / outer(scale, scale)
+    if cov == "unscaled":
+        fac: Any = 1
+    else:
+        if x.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the "
+                             "covariance matrix")
+        fac = resids / (x.shape[0] - order)
+    return c, (vbase * fac if y.ndim == 1 else expand_dims(vbase, -1) * fac)
 
 
 def roots(p: Any) -> Any:
