@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
+from .._backend import as_array as _as_array
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
 from .._dispatch import apply
@@ -53,7 +54,7 @@ def asarray_t(a: Any) -> Tensor:
         return a
     if isinstance(a, (list, tuple)) and _holds_tensor(a):
         return _from_sequence(a)
-    return _make(np.asarray(a))
+    return _make(a if a.__class__ is np.ndarray else _as_array(a))  # (lazy stays lazy)
 
 
 def _holds_tensor(obj: Any) -> bool:
@@ -1024,7 +1025,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             np.pad(a._data, width))
         cv = kwargs.get("constant_values", 0)
         if np.any(np.asarray(cv) != 0):
-            out = out + np.pad(np.zeros(a.shape, a.dtype), width, constant_values=cv)
+            out = out + np.pad(np.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
+                               constant_values=cv)
         return out
     if mode in ("edge", "reflect", "symmetric", "wrap"):
         idx = np.pad(np.arange(a.size).reshape(a.shape), width, mode=mode, **kwargs)
@@ -1397,7 +1399,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     weak = default.__class__ in (int, float, complex)
     dflt = default if weak else asarray_t(default)
     dt = np.result_type(*[c.dtype for c in choices], default if weak else dflt.dtype)
-    conds = [np.asarray(_raw(c)) for c in condlist]
+    conds = [_as_array(_raw(c)) for c in condlist]  # (a lazy condition stays lazy)
     for i, c in enumerate(conds):
         if c.dtype.type is not np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
@@ -2104,7 +2106,7 @@ def modf(x: Any) -> tuple[Any, Any]:
 
 def heaviside(x1: Any, x2: Any) -> Any:
     """``numpy.heaviside``: 0 or 1 away from zero (no derivative), ``x2`` at zero."""
-    d1 = np.asarray(_raw(x1))
+    d1 = _as_array(_raw(x1))
     base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
     return where(d1 == 0, x2, base)
 
@@ -2242,7 +2244,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     x = astype(x, dt, copy=False)
     if n == 0:
         return _make(np.empty((x.shape[0], 0), dt))
-    cols = concatenate([_make(np.ones((x.shape[0], 1), dt)),
+    cols = concatenate([_make(np.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
     return v if increasing else flip(v, 1)
@@ -2286,7 +2288,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     p = asarray_t(p)
     for _ in range(m):
         n = p.shape[0] - 1
-        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1)
+        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1, like=_device_like(p._data))
     return p
 
 
@@ -2295,15 +2297,15 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    k = np.zeros(m) if k is None else k
+    p = asarray_t(p)
+    k = np.zeros(m, like=_device_like(p._data)) if k is None else k
     kk = asarray_t(k)
     if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
         kk = broadcast_to(reshape(kk, (1,)), (m,))
     if kk.shape[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    p = asarray_t(p)
     for i in range(m):
-        y = p / np.arange(p.shape[0], 0, -1)
+        y = p / np.arange(p.shape[0], 0, -1, like=_device_like(p._data))
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
 
