@@ -169,7 +169,7 @@ def ones_like(t: Tensor) -> Tensor:
 
 def basis_rows(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int,
-    seed: bool = False, order: str = "C",
+    seed: bool = False, order: str = "C", like: Any = None,
 ) -> list[np.ndarray | None]:
     """Rows ``start:stop`` of the N x N identity, N = total size, split per tensor.
 
@@ -179,8 +179,12 @@ def basis_rows(
     ``seed``: a whole identity for one vector is made read-only and known to
     matmul's batch rule, which then selects instead of multiplying (tangents only:
     cotangents may be accumulated in place), laid out in ``order`` (see
-    ``identity_seed``).
+    ``identity_seed``). ``like``: an array of the tensors' kind (Dask, CuPy) the blocks
+    are made of (NumPy's by default).
     """
+    if like is not None and like.__class__ is not np.ndarray:
+        return [None if r is None else np.asarray(r, like=_like(like))
+                for r in basis_rows(shapes, dtypes, start, stop)]
     b = stop - start
     if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):
         # the common case, one tensor and one chunk: the whole identity

@@ -1403,9 +1403,11 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     for i, c in enumerate(conds):
         if c.dtype.type is not np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
-    shp = np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
-                              _shape_of(dflt))
-    out = broadcast_to(astype(asarray_t(dflt), dt, copy=False), shp)
+    np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
+                        _shape_of(dflt))  # (NumPy's error where they do not broadcast)
+    # the default as it is: the wheres broadcast it (a scalar broadcast up front would be a
+    # NumPy array of the result's size met by the inputs' kind)
+    out = astype(asarray_t(dflt), dt, copy=False)
     for c, ch in zip(conds[::-1], choices[::-1], strict=True):
         out = where(c, astype(ch, dt, copy=False), out)
     return out
