@@ -182,4 +182,5 @@ def add_at(z: Any, key: Any, a: Any) -> Any:
     import dask.array as dask_array
 
     task = dask.delayed(_add_at_block, pure=True)(a, z.shape, z.dtype, key)
-    return dask_array.from_delayed(task, z.shape, dtype=z.dtype, meta=(z if is_dask_array(z) else a)._meta)
+    return dask_array.from_delayed(task, z.shape, dtype=z.dtype,
+                                   meta=(z if is_dask_array(z) else a)._meta)

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import like as _like
 from .. import _dispatch as D
+from .._backend import like as _like
 from .._tensor import Tensor
 from ..ops import elementwise as E
 from ..ops import functions as F

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from .._backend import is_dask
-
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
 from ..ops import functions as F
