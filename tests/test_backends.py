@@ -401,8 +401,12 @@ def test_functional_api_stays_lazy(bname: str) -> None:
     fv = lambda x: dnp.sin(x) * dnp.roll(x, 1) * x[::-1]  # noqa: E731
     f2 = lambda x, y: (x * dnp.cos(y) * y).sum()  # noqa: E731
 
-    def transforms(x: da.Tensor, v: da.Tensor, w: da.Tensor) -> dict[str, da.Tensor]:
+    def transforms(xa: Any, va: Any, wa: Any) -> dict[str, da.Tensor]:
+        x, v, w = da.tensor(xa), da.tensor(va), da.tensor(wa)
         out = {"jvp": AF.jvp(fv, x, v)[1], "vjp": AF.vjp(fv, x, v)[1],
+               # (arrays, not Tensors, given to the transforms: kept as they are)
+               "vjp-arrays": AF.vjp(fv, xa, va)[1], "grad": AF.grad(f)(xa),
+               "jacfwd": AF.jacfwd(fv)(xa), "jacrev": AF.jacrev(fv)(xa),
                "hvp": AF.hvp(f, x, v)[1], "vhp": AF.vhp(f, x, v)[1],
                "hessian": AF.hessian(f, x),
                "hessian-vectorized": AF.hessian(f, x, vectorize=True),
@@ -414,9 +418,9 @@ def test_functional_api_stays_lazy(bname: str) -> None:
                         fv, x, vectorize=vec, strategy=strategy)
         return out
 
-    ref = transforms(da.tensor(xn), da.tensor(un), da.tensor(wn))
+    ref = transforms(xn, un, wn)
     with b.no_compute():
-        got = transforms(da.tensor(b.put(xn)), da.tensor(b.put(un)), da.tensor(b.put(wn)))
+        got = transforms(b.put(xn), b.put(un), b.put(wn))
     for k, r in ref.items():
         assert b.is_kind(got[k]._data), f"{k}: computed into NumPy"
         np.testing.assert_allclose(b.get(got[k]._data), r.numpy(), rtol=1e-12,

@@ -15,6 +15,8 @@ import numpy as np
 
 import dualad as da
 from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
+from dualad._backend import as_array as _as_array
+from dualad._backend import is_array as _is_array
 from dualad._backend import like as _like
 from dualad.forward_ad import _unpack
 from dualad.ops.linear import identity_seed
@@ -45,9 +47,10 @@ def as_tuple(
     for i, el in enumerate(items):
         if is_tensor(el):
             out.append(el)
-        elif allow_arrays and isinstance(el, (np.ndarray, np.generic)):
-            # Shares memory with the caller's array: nothing below writes to it.
-            out.append(da.as_tensor(np.asarray(el)))
+        elif allow_arrays and (isinstance(el, (np.ndarray, np.generic)) or _is_array(el)):
+            # Shares memory with the caller's array: nothing below writes to it (a Dask or
+            # CuPy array is kept as it is).
+            out.append(da.as_tensor(_as_array(el)))
         else:
             kinds = "a Tensor / ndarray" if allow_arrays else "a Tensor"
             where = f"the element at index {i}" if was_tuple else f"the given {arg_name}"
