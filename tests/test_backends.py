@@ -245,8 +245,7 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     # derivative is built, from a step on values not yet written for lazy arrays)
     **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
         "Tensor.__imatmul__", "asarray_chkfinite", "convolve", "correlate", "corrcoef",
-        "nanmean", "nanvar", "nanstd", "nanmax",
-        "nanmin", "poly", "polymul", "roots", "unwrap")},
+        "poly", "polymul", "roots", "unwrap")},
     ("linspace-axis-1", None): "not lazy yet: computes while its derivative is built",
     ("interp-all", None): "not lazy yet: computes while its derivative is built",
     ("diagflat", "reverse"): _FANCY,

@@ -1710,7 +1710,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims)
     s = sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
-    return s / np.asarray(n, dtype=s.dtype).real
+    return s / _as_array(n).astype(s.dtype).real  # (a lazy count stays lazy)
 
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
@@ -1727,7 +1727,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     sq = real(d * conj(d)) if _is_c(d) else d * d
     n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims) - ddof
     s = sum(sq, axis=axis, keepdims=keepdims)
-    return s / np.asarray(np.where(n > 0, n, 0), dtype=s.dtype)
+    return s / _as_array(np.where(n > 0, n, 0)).astype(s.dtype)
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
@@ -1743,7 +1743,9 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any
         return fn(a, axis=axis, keepdims=keepdims)
     r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
     allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
-    return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+    if allnan.__class__ is np.ndarray or isinstance(allnan, np.generic):  # (skip a no-op where)
+        return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+    return where(allnan, np.asarray(np.nan, r.dtype), r)  # lazy: no branch on a value
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
