@@ -225,17 +225,20 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num))
     start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
     delta = stop - start
-    y = reshape(arange(0, num, dtype=dt), (-1,) + (1,) * delta.ndim)
+    lk = _device_like(delta._data)  # (constants of the endpoints' kind)
+    y = reshape(_make(np.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
     if div > 0:
         step = delta / div
-        y = y * step if not np.any(step._data == 0) else y / div * delta
+        if step._data.__class__ is np.ndarray or isinstance(step._data, np.generic):
+            y = y * step if not np.any(step._data == 0) else y / div * delta
+        else:  # lazy: no branch on a value
+            y = where(step._data == 0, y / div * delta, y * step)
     else:
         step = delta * np.nan
         y = y * delta
     y = y + start
     if endpoint and num > 1:
-        last = np.zeros(y.shape[0], bool)
-        last[-1] = True
+        last = np.arange(y.shape[0], like=lk) == y.shape[0] - 1
         y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -1873,7 +1876,8 @@ def _full_convolve(a: Tensor, v: Tensor) -> Any:
     n, m = a.shape[0], v.shape[0]
     ap = pad(a, (m - 1, m - 1))
     idx = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
-    return matmul(getitem(ap, (idx,)), flip(v))
+    # (a 1-D gather, reshaped: Dask gathers by 1-D index arrays only)
+    return matmul(reshape(getitem(ap, (idx.ravel(),)), idx.shape), flip(v))
 
 
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
