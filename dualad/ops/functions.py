@@ -54,7 +54,9 @@ def asarray_t(a: Any) -> Tensor:
         return a
     if isinstance(a, (list, tuple)) and _holds_tensor(a):
         return _from_sequence(a)
-    return _make(a if a.__class__ is np.ndarray else _as_array(a))  # (lazy stays lazy)
+    if a.__class__ is np.ndarray or isinstance(a, (int, float, complex, list, np.generic)):
+        return _make(np.asarray(a))
+    return _make(_as_array(a))  # (a Dask or CuPy array as it is: lazy stays lazy)
 
 
 def _holds_tensor(obj: Any) -> bool:
