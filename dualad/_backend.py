@@ -87,8 +87,34 @@ def asarray(data: Any, dtype: Any = None, copy: bool | None = None) -> Any:
 
 
 def like(a: Any) -> Any:
-    """``a`` when it can steer array creation to its device (NEP 35 ``like=``), else None."""
+    """What steers array creation to ``a``'s kind (NEP 35 ``like=``): ``a`` itself (NumPy,
+    CuPy), a :class:`_DaskLike` for a Dask array, None for a scalar."""
+    if a.__class__ is np.ndarray:
+        return a
+    if is_dask_array(a):
+        return _DaskLike(a._meta)
     return a if hasattr(a, "__array_function__") and not isinstance(a, np.generic) else None
+
+
+class _DaskLike:
+    """``like=`` for a Dask array: Dask's own ``like=`` handler makes NumPy chunks whatever
+    the array's chunks are (CuPy's, say); this one makes them of its chunks' kind (its
+    ``_meta``). zeros/ones/empty/full are Dask's lazy constants; any other creation (eye,
+    arange, tri, asarray of values: constants the size of a shape, not of the data) is
+    made on the chunks' kind and wrapped as one block."""
+
+    __slots__ = ("meta",)
+
+    def __init__(self, meta: Any) -> None:
+        self.meta = meta
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        import dask.array as dask_array
+
+        if func in (np.zeros, np.ones, np.empty, np.full):
+            kwargs.pop("order", None)  # (Dask's chunks have no layout to choose)
+            return getattr(dask_array, func.__name__)(*args, meta=self.meta, **kwargs)
+        return dask_array.from_array(func(*args, like=self.meta, **kwargs), chunks=-1)
 
 
 def copy_like(data: Any, like_: Any) -> Any:
@@ -140,7 +166,7 @@ def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _add_at_block(a: Any, shape: tuple[int, ...], dtype: Any, key: Any) -> Any:
-    z = np.zeros(shape, dtype)
+    z = np.zeros_like(a, dtype, shape=shape)  # (of the chunks' kind)
     np.add.at(z, key, a)
     return z
 
@@ -157,4 +183,4 @@ def add_at(z: Any, key: Any, a: Any) -> Any:
 
     task = dask.delayed(_add_at_block, pure=True)(a, z.shape, z.dtype, key)
     return dask_array.from_delayed(task, z.shape, dtype=z.dtype,
-                                   meta=np.empty((0,) * z.ndim, z.dtype))
+                                   meta=(z if is_dask_array(z) else a)._meta)

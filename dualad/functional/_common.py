@@ -15,6 +15,8 @@ import numpy as np
 
 import dualad as da
 from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
+from dualad._backend import as_array as _as_array
+from dualad._backend import is_array as _is_array
 from dualad._backend import like as _like
 from dualad.forward_ad import _unpack
 from dualad.ops.linear import identity_seed
@@ -45,9 +47,10 @@ def as_tuple(
     for i, el in enumerate(items):
         if is_tensor(el):
             out.append(el)
-        elif allow_arrays and isinstance(el, (np.ndarray, np.generic)):
-            # Shares memory with the caller's array: nothing below writes to it.
-            out.append(da.as_tensor(np.asarray(el)))
+        elif allow_arrays and (isinstance(el, (np.ndarray, np.generic)) or _is_array(el)):
+            # Shares memory with the caller's array: nothing below writes to it (a Dask or
+            # CuPy array is kept as it is).
+            out.append(da.as_tensor(_as_array(el)))
         else:
             kinds = "a Tensor / ndarray" if allow_arrays else "a Tensor"
             where = f"the element at index {i}" if was_tuple else f"the given {arg_name}"
@@ -169,7 +172,7 @@ def ones_like(t: Tensor) -> Tensor:
 
 def basis_rows(
     shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], start: int, stop: int,
-    seed: bool = False, order: str = "C",
+    seed: bool = False, order: str = "C", like: Any = None,
 ) -> list[np.ndarray | None]:
     """Rows ``start:stop`` of the N x N identity, N = total size, split per tensor.
 
@@ -179,8 +182,12 @@ def basis_rows(
     ``seed``: a whole identity for one vector is made read-only and known to
     matmul's batch rule, which then selects instead of multiplying (tangents only:
     cotangents may be accumulated in place), laid out in ``order`` (see
-    ``identity_seed``).
+    ``identity_seed``). ``like``: an array of the tensors' kind (Dask, CuPy) the blocks
+    are made of (NumPy's by default).
     """
+    if like is not None and like.__class__ is not np.ndarray:
+        return [None if r is None else np.asarray(r, like=_like(like))
+                for r in basis_rows(shapes, dtypes, start, stop)]
     b = stop - start
     if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):
         # the common case, one tensor and one chunk: the whole identity

@@ -126,7 +126,9 @@ def _columns_to_block(
         # moveaxis(a, 0, -1) is this transpose, without its argument checks).
         a = cols.numpy()
         arr = a.transpose((*range(1, a.ndim), 0))
-        return da.as_tensor(np.ascontiguousarray(arr).reshape(out_shape + in_shape))
+        if a.__class__ is np.ndarray:  # (ascontiguousarray would compute a lazy array)
+            arr = np.ascontiguousarray(arr)
+        return da.as_tensor(arr.reshape(out_shape + in_shape))
     return _reshape(np.moveaxis(cols, 0, -1), out_shape + in_shape)
 
 
@@ -167,7 +169,8 @@ def reverse_blocks(
         # (jacfwd(jacrev(f))): fall back to one backward pass per row then.
         if vectorize and not batched_level_live():
             for s, e in chunks(total, chunk_size):
-                blocks = basis_rows(shapes, dtypes, s, e, seed=True)
+                blocks = basis_rows(shapes, dtypes, s, e, seed=True,
+                                    like=outputs[diff[0]]._data)
                 outs_sel = [outputs[i] for i, b in zip(diff, blocks, strict=True) if b is not None]
                 cots = [da.as_tensor(b) for b in blocks if b is not None]
                 g = da.grad(
@@ -178,7 +181,7 @@ def reverse_blocks(
                     pieces[j].append((e - s, _unshared(g[j], blocks)))
         else:
             for k in range(total):
-                blocks = basis_rows(shapes, dtypes, k, k + 1)
+                blocks = basis_rows(shapes, dtypes, k, k + 1, like=outputs[diff[0]]._data)
                 (pos,) = [p for p, b in enumerate(blocks) if b is not None]
                 g = da.grad(
                     [outputs[diff[pos]]], list(inputs), [da.as_tensor(blocks[pos][0])],
@@ -253,7 +256,8 @@ def forward_blocks(
         pieces: list[list[tuple[int, Tensor | None]]] | None = None
         spans = chunks(total, chunk_size) if batched else [(k, k + 1) for k in range(total)]
         for s, e in spans:
-            blocks = basis_rows(shapes, dtypes, s, e, seed=batched, order="F")
+            blocks = basis_rows(shapes, dtypes, s, e, seed=batched, order="F",
+                                like=inputs[grp[0]]._data)
             with da.dual_level():
                 xs = list(inputs)
                 for j, b in zip(grp, blocks, strict=True):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad._backend import as_array as _as_array
 
 from ._common import (
     Tensor,
@@ -60,7 +61,7 @@ Argnums = int | Sequence[int]
 def _to_tensor(x: Any) -> Tensor:
     if is_tensor(x):
         return x
-    return da.as_tensor(np.asarray(x))
+    return da.as_tensor(_as_array(x))  # (a Dask array stays lazy)
 
 
 def _check_inexact(t: Tensor, fn_name: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
+from .._backend import as_array as _as_array
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
 from .._dispatch import apply
@@ -54,7 +55,9 @@ def asarray_t(a: Any) -> Tensor:
         return a
     if isinstance(a, (list, tuple)) and _holds_tensor(a):
         return _from_sequence(a)
-    return _make(np.asarray(a))
+    if a.__class__ is np.ndarray or isinstance(a, (int, float, complex, list, np.generic)):
+        return _make(np.asarray(a))
+    return _make(_as_array(a))  # (a Dask or CuPy array as it is: lazy stays lazy)
 
 
 def _holds_tensor(obj: Any) -> bool:
@@ -249,17 +252,20 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     dt = np.result_type(_dtype_of(start), _dtype_of(stop), float(num))
     start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
     delta = stop - start
-    y = reshape(arange(0, num, dtype=dt), (-1,) + (1,) * delta.ndim)
+    lk = _device_like(delta._data)  # (constants of the endpoints' kind)
+    y = reshape(_make(np.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
     if div > 0:
         step = delta / div
-        y = y * step if not np.any(step._data == 0) else y / div * delta
+        if step._data.__class__ is np.ndarray or isinstance(step._data, np.generic):
+            y = y * step if not np.any(step._data == 0) else y / div * delta
+        else:  # lazy: no branch on a value
+            y = where(step._data == 0, y / div * delta, y * step)
     else:
         step = delta * np.nan
         y = y * delta
     y = y + start
     if endpoint and num > 1:
-        last = np.zeros(y.shape[0], bool)
-        last[-1] = True
+        last = np.arange(y.shape[0], like=lk) == y.shape[0] - 1
         y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -1662,7 +1668,8 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             np.pad(a._data, width))
         cv = kwargs.get("constant_values", 0)
         if np.any(np.asarray(cv) != 0):
-            out = out + np.pad(np.zeros(a.shape, a.dtype), width, constant_values=cv)
+            out = out + np.pad(np.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
+                               constant_values=cv)
         return out
     if mode in ("edge", "reflect", "symmetric", "wrap"):
         idx = np.pad(np.arange(a.size).reshape(a.shape), width, mode=mode, **kwargs)
@@ -2198,13 +2205,15 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
     weak = default.__class__ in (int, float, complex)
     dflt = default if weak else asarray_t(default)
     dt = np.result_type(*[c.dtype for c in choices], default if weak else dflt.dtype)
-    conds = [np.asarray(_raw(c)) for c in condlist]
+    conds = [_as_array(_raw(c)) for c in condlist]  # (a lazy condition stays lazy)
     for i, c in enumerate(conds):
         if c.dtype.type is not np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
-    shp = np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
-                              _shape_of(dflt))
-    out = broadcast_to(astype(asarray_t(dflt), dt, copy=False), shp)
+    np.broadcast_shapes(*[c.shape for c in conds], *[c.shape for c in choices],
+                        _shape_of(dflt))  # (NumPy's error where they do not broadcast)
+    # the default as it is: the wheres broadcast it (a scalar broadcast up front would be a
+    # NumPy array of the result's size met by the inputs' kind)
+    out = astype(asarray_t(dflt), dt, copy=False)
     for c, ch in zip(conds[::-1], choices[::-1], strict=True):
         out = where(c, astype(ch, dt, copy=False), out)
     return out
@@ -2624,7 +2633,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
         return mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims)
     s = sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
-    return s / np.asarray(n, dtype=s.dtype).real
+    return s / _as_array(n).astype(s.dtype).real  # (a lazy count stays lazy)
 
 
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
@@ -2649,7 +2658,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: f
     sq = real(d * conj(d)) if _is_c(d) else d * d
     n = np.sum(~np.isnan(a._data), axis=axis, keepdims=keepdims) - ddof
     s = sum(sq, axis=axis, keepdims=keepdims)
-    return s / np.asarray(np.where(n > 0, n, 0), dtype=s.dtype)
+    return s / _as_array(np.where(n > 0, n, 0)).astype(s.dtype)
 
 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
@@ -2673,7 +2682,9 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any
         return fn(a, axis=axis, keepdims=keepdims)
     r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
     allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
-    return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+    if allnan.__class__ is np.ndarray or isinstance(allnan, np.generic):  # (skip a no-op where)
+        return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
+    return where(allnan, np.asarray(np.nan, r.dtype), r)  # lazy: no branch on a value
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
@@ -2853,7 +2864,8 @@ def _full_convolve(a: Tensor, v: Tensor) -> Any:
     n, m = a.shape[0], v.shape[0]
     ap = pad(a, (m - 1, m - 1))
     idx = np.arange(n + m - 1)[:, None] + np.arange(m)[None, :]
-    return matmul(getitem(ap, (idx,)), flip(v))
+    # (a 1-D gather, reshaped: Dask gathers by 1-D index arrays only)
+    return matmul(reshape(getitem(ap, (idx.ravel(),)), idx.shape), flip(v))
 
 
 def convolve(a: Any, v: Any, mode: str = "full") -> Any:
@@ -3302,7 +3314,7 @@ def heaviside(x1: Any, x2: Any) -> Any:
     >>> dnp.heaviside(dualad.tensor([-1.0, 0.0, 2.0]), 0.5)
     tensor([0. , 0.5, 1. ])
     """
-    d1 = np.asarray(_raw(x1))
+    d1 = _as_array(_raw(x1))
     base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
     return where(d1 == 0, x2, base)
 
@@ -3574,7 +3586,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     x = astype(x, dt, copy=False)
     if n == 0:
         return _make(np.empty((x.shape[0], 0), dt))
-    cols = concatenate([_make(np.ones((x.shape[0], 1), dt)),
+    cols = concatenate([_make(np.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
     return v if increasing else flip(v, 1)
@@ -3650,7 +3662,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     p = asarray_t(p)
     for _ in range(m):
         n = p.shape[0] - 1
-        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1)
+        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1, like=_device_like(p._data))
     return p
 
 
@@ -3667,15 +3679,15 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     m = int(m)
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
-    k = np.zeros(m) if k is None else k
+    p = asarray_t(p)
+    k = np.zeros(m, like=_device_like(p._data)) if k is None else k
     kk = asarray_t(k)
     if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
         kk = broadcast_to(reshape(kk, (1,)), (m,))
     if kk.shape[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    p = asarray_t(p)
     for i in range(m):
-        y = p / np.arange(p.shape[0], 0, -1)
+        y = p / np.arange(p.shape[0], 0, -1, like=_device_like(p._data))
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
 

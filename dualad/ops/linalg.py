@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import like as _like
 from .._backend import namespace
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor, _make
@@ -140,14 +141,15 @@ def _herm_part(t: Any, lower: bool) -> Any:
     """The Hermitian matrix LAPACK reads from one triangle of ``t`` (real diagonal)."""
     n = t.shape[-1]
     strict = F.tril(t, -1) if lower else F.triu(t, 1)
-    d = F.where(np.eye(n, dtype=bool), F.real(t), 0)
+    d = F.where(np.eye(n, dtype=bool, like=_like(_raw(t))), F.real(t), 0)
     return strict + _mH(strict) + d
 
 
 def _tol(values: Any, n: int) -> Any:
     """Per-matrix threshold below which two spectral values count as equal."""
     v = np.abs(_raw(values))
-    scale = v.max(axis=-1, keepdims=True) if v.shape[-1] else np.zeros(v.shape[:-1] + (1,))
+    scale = v.max(axis=-1, keepdims=True) if v.shape[-1] else np.zeros(v.shape[:-1] + (1,),
+                                                                       like=_like(v))
     return 16 * builtins.max(n, 1) * np.finfo(v.dtype).eps * scale
 
 
@@ -161,7 +163,7 @@ def _gap_inverse(w: Any, f: Any = None) -> tuple[Any, bool]:
     f = w if f is None else f
     n = w.shape[-1]
     wd = _raw(w)
-    eye = np.eye(n, dtype=bool)
+    eye = np.eye(n, dtype=bool, like=_like(wd))
     bad = (~eye) & (np.abs(wd[..., None, :] - wd[..., :, None]) <= _tol(w, n)[..., None])
     skip = eye | bad
     e = F.expand_dims(f, -2) - F.expand_dims(f, -1)
@@ -304,7 +306,8 @@ def _cholesky_jvp(primals: Any, tangents: Any, out: Any, *, upper: bool) -> Any:
     n = lo.shape[-1]
     linv = apply(inv_p, lo)
     x = F.matmul(F.matmul(linv, _herm_part(tangents[0], not upper)), _mH(linv))
-    phi = np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
+    phi = np.tril(np.ones((n, n), like=_like(lo._data)), -1) + 0.5 * np.eye(
+        n, like=_like(lo._data))
     dl = F.matmul(lo, x * phi.astype(_real_dtype(lo.dtype)))
     return _mH(dl) if upper else dl
 
@@ -426,8 +429,8 @@ def _svd_jvp(primals: Any, tangents: Any, out: Any, *, full_matrices: bool,
     om_u = (dp * srow + scol * dph) * fm
     om_v = (scol * dp + dph * srow) * fm
     if _is_c(t):  # the diagonal: gauge Im diag(V^H dV) = 0, the phase goes to U
-        om_u = om_u + F.where(np.eye(k, dtype=bool), F.expand_dims(F.imag(_diag(dp)) * sinv, -1)
-                              * 1j, 0)
+        om_u = om_u + F.where(np.eye(k, dtype=bool, like=_like(sd)),
+                              F.expand_dims(F.imag(_diag(dp)) * sinv, -1) * 1j, 0)
     du = F.matmul(u, om_u)
     if m > k:
         du = du + (dav - F.matmul(u, dp)) * F.expand_dims(sinv, -2)
@@ -497,7 +500,7 @@ def _qr_jvp(primals: Any, tangents: Any, out: Any, *, mode: str) -> Any:
     low = F.tril(c, -1)
     om = low - _mH(low)  # Q^H dQ: skew-Hermitian
     if _is_c(c):
-        om = om + F.where(np.eye(k, dtype=bool), F.imag(c) * 1j, 0)
+        om = om + F.where(np.eye(k, dtype=bool, like=_like(_raw(c))), F.imag(c) * 1j, 0)
     dq = F.matmul(qk, om)
     if m > k:
         dq = dq + (da1r - F.matmul(qk, c))  # (I - Q Q^H) dA1 R1^{-1}
@@ -532,8 +535,8 @@ def _pinv_jvp(primals: Any, tangents: Any, out: Any, *, rcond: float, hermitian:
     m, n = a.shape[-2], a.shape[-1]
     th = _mH(t)
     ph = _mH(p)
-    rm = np.eye(m, dtype=p.dtype) - F.matmul(a, p)
-    ln = np.eye(n, dtype=p.dtype) - F.matmul(p, a)
+    rm = np.eye(m, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(a, p)
+    ln = np.eye(n, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(p, a)
     r = -F.matmul(F.matmul(p, t), p)
     r = r + F.matmul(F.matmul(F.matmul(p, ph), th), rm)
     return r + F.matmul(F.matmul(ln, th), F.matmul(ph, p))
@@ -1014,8 +1017,8 @@ def matrix_power(a: Any, n: int) -> Any:
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
     if n == 0:
-        eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
-        return _make(np.array(eye))
+        eye = np.eye(a.shape[-1], dtype=a.dtype, like=_like(a._data))
+        return _make(np.broadcast_to(eye, a.shape).copy())
     if n < 0:
         a = inv(a)
         n = -n

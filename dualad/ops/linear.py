@@ -208,8 +208,12 @@ def _index_add_batch(arrays: Any, nbs: Any, *, idx: Index, shape: tuple[int, ...
     if idx.basic:  # as in _getitem_batch: a basic index skips the batch axes in front
         z[(slice(None),) * nb + idx.key] = a
         return z, nb
-    np.add.at(move_batch_last(z, nb), idx.key, move_batch_last(a, nb))
-    return z, nb
+    if z.__class__ is np.ndarray and a.__class__ is np.ndarray:
+        np.add.at(move_batch_last(z, nb), idx.key, move_batch_last(a, nb))
+        return z, nb
+    # (Dask has no scatter-add: a new array, its batch axes moved back to the front)
+    z = _add_at(move_batch_last(z, nb), idx.key, move_batch_last(a, nb))
+    return np.moveaxis(z, tuple(range(z.ndim - nb, z.ndim)), tuple(range(nb))), nb
 
 
 index_add = _linear1(

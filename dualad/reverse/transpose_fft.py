@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import like as _like
 from .._dispatch import apply
 from ..ops import fft as FT
 from ..ops import functions as F
@@ -55,6 +56,12 @@ def _c2c(inverse_prim: Any) -> Any:
     return rule
 
 
+def _on(w: Any, t: Any) -> Any:
+    """The NumPy weights ``w`` on ``t``'s kind (a CuPy cotangent cannot meet them)."""
+    a = getattr(t, "_data", t)
+    return w if a.__class__ is np.ndarray else np.asarray(w, like=_like(a))
+
+
 def _rfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
     (a,) = args
     h = n // 2 + 1
@@ -62,7 +69,7 @@ def _rfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
-    ct = ct * _along(w.astype(FT._real_dtype(ct.dtype)), ct.ndim, axis)
+    ct = ct * _along(_on(w.astype(FT._real_dtype(ct.dtype)), ct), ct.ndim, axis)
     r = apply(FT.IRFFT, ct, n=n, axis=axis, norm=FT.DUAL_NORM[norm])
     return [_fit(r, a.shape[axis], axis)]
 
@@ -77,7 +84,7 @@ def _irfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
     if n % 2 == 0:
         w[-1] = 1.0
     r = apply(FT.RFFT, ct, n=n, axis=axis, norm=FT.DUAL_NORM[norm])
-    r = r * _along(w.astype(FT._real_dtype(ct.dtype)), r.ndim, axis)
+    r = r * _along(_on(w.astype(FT._real_dtype(ct.dtype)), r), r.ndim, axis)
     return [_fit(r, a.shape[axis], axis)]
 
 

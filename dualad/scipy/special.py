@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import is_dask
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
 from ..ops import functions as F
@@ -52,6 +53,8 @@ def _sp(name: str) -> Any:
 
 
 def _polygamma_impl(x: Any, *, n: int) -> Any:
+    if is_dask(x):  # (SciPy's polygamma is no ufunc: it would compute the whole array)
+        return x.map_blocks(_polygamma_impl, n=n, dtype=x.dtype)
     r = _scipy("polygamma")(n, x)
     return np.asarray(r, dtype=x.dtype if x.dtype.kind == "f" else r.dtype)
 
@@ -105,7 +108,7 @@ E.namespace["TWO_OVER_SQRT_PI"] = E.np_namespace["TWO_OVER_SQRT_PI"] = E.CONSTAN
     "TWO_OVER_SQRT_PI"]
 E._FUNCS.update({"digamma", "trigamma"})
 E.np_namespace.update({"digamma": _sp("digamma"),
-                       "trigamma": lambda x: _scipy("polygamma")(1, x)})
+                       "trigamma": lambda x: _polygamma_impl(x, n=1)})
 E.namespace["trigamma"] = _trigamma
 
 # name: (array function, d/dx) or (array function, d/da, d/db), as in the rule table
