@@ -276,3 +276,28 @@ def test_interp_period_and_r_c_matrix_directives_and_geomspace_signs():
         # y_1 = s0 (s1/s0)**(1/3): its derivative in s0 (holomorphic) is (2/3) y_1 / s0
         (g,) = da.grad(y[1].real, [s])
         np.testing.assert_allclose(g.numpy(), np.conj(2 / 3 * np.geomspace(s0, s1, 4)[1] / s0))
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+def test_reshape_and_ravel_in_every_index_order(order, layout):
+    # order="F" raised NotImplementedError; "A" follows the array's layout, as NumPy
+    a0 = np.asarray(np.arange(6.0).reshape(2, 3), order=layout)
+    a = da.tensor(a0, requires_grad=True)
+    y = dnp.reshape(a, (3, 2), order=order)
+    np.testing.assert_array_equal(y.detach().numpy(), np.reshape(a0, (3, 2), order=order))
+    np.testing.assert_array_equal(dnp.ravel(a, order=order).detach().numpy(),
+                                  np.ravel(a0, order=order))
+    w = np.arange(1.0, 7.0).reshape(3, 2)
+    (y * w).sum().backward()  # the gradient is w read back in the same order
+    want = np.reshape(np.reshape(w, -1, order="C"), (2, 3), order="C") if order == "C" or (
+        order == "A" and layout == "C") else np.reshape(np.ravel(w, order="F"), (2, 3), order="F")
+    np.testing.assert_array_equal(a.grad.numpy(), want)
+
+
+def test_ravel_order_k_of_a_strided_array_says_what_to_do():
+    a = da.tensor(np.arange(12.0).reshape(3, 4))[:, ::2]
+    with pytest.raises(NotImplementedError, match="order='C' or 'F'"):
+        dnp.ravel(a, order="K")
+    with pytest.raises(ValueError, match="order must be one of"):
+        dnp.reshape(a, -1, order="X")

@@ -952,12 +952,32 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> 
 # -- shape and indexing -------------------------------------------------------------------------
 
 
+def _order(a: Tensor, order: str | None, name: str) -> str:
+    """NumPy's index order ``"C"`` or ``"F"`` for ``order`` ("A": F if ``a`` is laid out in
+    Fortran order only; "K", for ravel, likewise where memory order is one of the two)."""
+    if order in ("C", None):
+        return "C"
+    if order in ("F", "A", "K"):
+        if order == "F":
+            return "F"
+        f = getattr(a._data, "flags", None)
+        fortran = f is not None and f.f_contiguous and not f.c_contiguous
+        if order == "K" and not fortran and f is not None and not f.c_contiguous:
+            raise NotImplementedError(f"{name}: order='K' of a non-contiguous array; use "
+                                      "order='C' or 'F'")
+        return "F" if fortran else "C"
+    raise ValueError(f"{name}: order must be one of 'C', 'F', 'A' (or 'K' for ravel), "
+                     f"not {order!r}")
+
+
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
-    """``numpy.reshape`` (C order)."""
-    if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
+    """``numpy.reshape``; ``order="F"`` (or "A") reads and writes the elements in Fortran
+    index order, as NumPy's."""
     a = asarray_t(a)
     shape = newshape if shape is None else shape
+    if order != "C" and _order(a, order, "reshape") == "F":  # (the transposed C reshape)
+        shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        return transpose(reshape(transpose(a), shape[::-1]))
     if shape.__class__ is not tuple or not builtins.all(s.__class__ is int for s in shape):
         shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     # math.prod, not np.prod: this runs for every reshape, expand_dims and squeeze,
@@ -974,7 +994,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
 
 
 def ravel(a: Any, order: str = "C") -> Any:
-    """``numpy.ravel`` (C order only).
+    """``numpy.ravel``, in ``order`` "C", "F", "A" or "K" (of a contiguous array).
 
     Examples
     --------
@@ -1028,8 +1048,8 @@ def view_of(r: Any, a: Any) -> Any:
 
 
 def reshape_view(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None) -> Any:
-    """``numpy.reshape``: a view of ``a`` when its memory allows, else a copy (C order
-    only).
+    """``numpy.reshape``: a view of ``a`` when its memory allows, else a copy; ``order="F"``
+    reads and writes in Fortran index order.
 
     Examples
     --------
