@@ -3203,6 +3203,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
           else unstack(asarray_t(choices)))
     # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
     k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
+    k = np.asarray(k, like=_device_like(cs[0]._data))  # (the selections' masks: their kind)
     dt = np.result_type(*[c.dtype for c in cs])
     out = broadcast_to(astype(cs[-1], dt, copy=False), np.broadcast_shapes(
         k.shape, *[c.shape for c in cs]))
