@@ -54,7 +54,6 @@ _new = object.__new__
 # Installed by dualad.reverse at import (the core does not import reverse).
 hooks: dict[str, Callable[..., Any]] = {}
 every: list[Primitive] = []  # every primitive made (what anomaly mode and the profiler swap)
-SEQUENCES = frozenset((list, tuple))  # (what apply stacks when it holds Tensors)
 
 
 class Primitive:
@@ -167,7 +166,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 rg = True
             if a._nb:
                 nb = 1
-        elif a.__class__ in SEQUENCES and hooks["holds_tensor"](a):
+        elif (a.__class__ is list or a.__class__ is tuple) and hooks["holds_tensor"](a):
             # a Python sequence holding Tensors, where NumPy takes an array-like: stacked
             # differentiably (NumPy's own conversion would drop the derivatives)
             return apply(prim, *[hooks["sequence"](x) for x in args], **params)
