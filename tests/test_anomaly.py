@@ -176,3 +176,22 @@ def test_forward_mode_nan_from_a_custom_function_jvp() -> None:
             with pytest.raises(RuntimeError, match="Function 'BadJvp' returned nan values in "
                                                    "the tangent of its 0th output"):
                 BadJvp.apply(x)
+
+
+def test_hvp_backward_pass_is_checked() -> None:
+    # hvp's own backward pass sums only tangents; in anomaly mode it runs the whole
+    # gradient the general way, so a node giving NaN there is named as in backward()
+    import dualad.functional as F
+
+    f = lambda x: (dnp.sqrt(x) * 0.0).sum()  # noqa: E731
+    x, v = da.tensor([0.0, 1.0]), da.tensor([1.0, 1.0])
+    with _quiet():
+        _, hv = F.hvp(f, x, v)  # off: silent
+        assert np.isfinite(hv.numpy()[1])
+        with da.detect_anomaly(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(RuntimeError, match=r"'SqrtBackward0' returned nan"):
+                F.hvp(f, x, v)
+            _, hv2 = F.hvp(lambda x: (dnp.sin(x) ** 2).sum(), x, v)  # finite: unchanged
+    want = 2 * np.cos(2 * x.numpy())
+    np.testing.assert_allclose(hv2.numpy(), want, rtol=1e-12)

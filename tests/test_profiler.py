@@ -206,3 +206,18 @@ def test_emit_nvtx_pushes_a_range_per_event(monkeypatch) -> None:
     with pytest.raises(RuntimeError, match="NVTX library is not available"):
         with P.emit_nvtx():
             pass
+
+
+def test_hvp_backward_nodes_are_events() -> None:
+    # hvp's own backward pass (tangents only) runs the general way under the profiler, so
+    # its nodes are timed like backward()'s
+    import dualad.functional as F
+
+    x = da.tensor([0.1, 0.2, 0.3])
+    with P.profile() as prof:
+        _, hv = F.hvp(lambda x: (dnp.sin(x) * dnp.exp(x)).sum(), x, da.ones(3))
+    names = [e.name for e in prof.events()]
+    for n in ("sin", "exp", "SinBackward0", "ExpBackward0", "MultiplyBackward0"):
+        assert n in names, (n, names)
+    xs = x.numpy()
+    np.testing.assert_allclose(hv.numpy(), 2 * np.cos(xs) * np.exp(xs), rtol=1e-12)

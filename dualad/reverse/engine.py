@@ -885,7 +885,9 @@ def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> lis
     None if the output does not depend on it, ``NO_TANGENT`` if its gradient has no
     tangent at ``level``, else that tangent (a Tensor)."""
     outs = (output,)
-    if not _TANGENT_MODE:  # the general way: the whole gradient, then its tangent
+    if not _TANGENT_MODE or gm.anomaly_threads[0] or profiling[0] is not None:
+        # the general way: the whole gradient, then its tangent (anomaly mode checks, and the
+        # profiler times, every node of a whole backward pass)
         got = run(outs, _root_cts(outs, None, False), retain_graph=False, create_graph=False,
                   inputs=inputs, capture=True, retain=False)
         res: list[Any] = []
