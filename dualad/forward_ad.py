@@ -21,6 +21,7 @@ import itertools
 from typing import Any, NamedTuple
 
 from . import _dispatch as D
+from . import _fpfilter
 from . import grad_mode as _gm
 from ._tensor import Tensor, _make
 
@@ -55,6 +56,7 @@ def enter_dual_level() -> int:
     >>> lvl = dualad.enter_dual_level()
     >>> dualad.exit_dual_level(level=lvl)
     """
+    _fpfilter.in_front()  # (the generated code's warnings, raised and declined on)
     lvl = next(_ids)
     D.live.add(lvl)
     D.known.add(lvl)
@@ -140,6 +142,7 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
            [0., 4.]])
     """
     L = _level_arg(level, "make_dual")
+    _fpfilter.in_front()
     x = tensor if isinstance(tensor, Tensor) else Tensor(tensor)
     if x._data.dtype.kind not in "fc":
         raise ValueError(

@@ -295,6 +295,23 @@ def test_reshape_and_ravel_in_every_index_order(order, layout):
     np.testing.assert_array_equal(a.grad.numpy(), want)
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_reshape_refuses_order_k_as_numpy_and_ravel_takes_it(layout):
+    # reshape took "K" as "A"; NumPy refuses it for reshaping (ValueError), not for ravel
+    a0 = np.asarray(np.arange(6.0).reshape(2, 3), order=layout)
+    with pytest.raises(ValueError):
+        np.reshape(a0, (3, 2), order="K")  # (the rule matched)
+    a = da.tensor(a0, requires_grad=True)
+    for call in (lambda: dnp.reshape(a, (3, 2), order="K"), lambda: a.reshape(3, 2, order="K"),
+                 lambda: a.reshape((3, 2), order="K"), lambda: np.reshape(a, (3, 2), order="K")):
+        with pytest.raises(ValueError, match="order 'K' is not permitted for reshaping"):
+            call()
+    for y in (dnp.ravel(a, order="K"), np.ravel(a, order="K")):
+        np.testing.assert_array_equal(y.detach().numpy(), np.ravel(a0, order="K"))
+    dnp.ravel(a, order="K").sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
+
+
 def test_ravel_order_k_of_a_strided_array_says_what_to_do():
     a = da.tensor(np.arange(12.0).reshape(3, 4))[:, ::2]
     with pytest.raises(NotImplementedError, match="order='C' or 'F'"):

@@ -21,13 +21,13 @@ from __future__ import annotations
 import ast
 import functools
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import _dispatch as _D
+from .. import _fpfilter  # noqa: F401  (installs the filter this module's code relies on)
 from .. import grad_mode as _gm
 from .._backend import as_array as _as_array
 from .._backend import like as _like
@@ -197,10 +197,10 @@ np_namespace.update({
 #   the primal again in the user's error state (its warning, if any, is NumPy's own) and
 #   the derivative quietly. Only singular points pay for that.
 #
-# A user's filter put before this one (``warnings.simplefilter("always")``) shows them.
+# A user's filter put before this one (``warnings.simplefilter("always")``) would show them
+# instead: ``_fpfilter.in_front`` puts it first again where a derivative computation starts.
 
 _FP = (RuntimeWarning, FloatingPointError)
-warnings.filterwarnings("error", category=RuntimeWarning, module=r"dualad\.ops\.elementwise\Z")
 np_namespace["__name__"] = __name__  # (warnings from formulas and generated code: this module)
 np_namespace["_FP"] = _FP
 np_namespace["_list"], np_namespace["_tuple"] = list, tuple
@@ -510,8 +510,12 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
     if parts is None:
         return None
     x, t, nb = parts
-    tt = prim.batch([t], [nb], **params)[0] if nb else prim.impl(t, **params)
-    d = _dual_of(L, prim.impl(x, **params), tt, nb)
+    try:  # (a NumPy warning here is raised by this module's filter: the general way shows it)
+        tt = prim.batch([t], [nb], **params)[0] if nb else prim.impl(t, **params)
+        y = prim.impl(x, **params)
+    except _FP:
+        return None
+    d = _dual_of(L, y, tt, nb)
     if prim.view:  # (as apply's plain path: a view shares its input's version counter)
         d._vc = a._version_counter()
     return d
@@ -529,15 +533,20 @@ def fast_product(prim: Any, args: Any, L: int, params: Any) -> Any:
     if pa is None or pb is None:
         return None
     (xa, ta, na), (xb, tb, nbb) = pa, pb
-    if ta is not None:
-        if tb is not None or ta.dtype != xa.dtype:  # (two tangents; a tangent to cast)
+    try:  # np.matmul runs in this module's frame, whose RuntimeWarnings are errors (a
+        # spurious invalid flag of OpenBLAS too): decline, and the general way warns as NumPy
+        if ta is not None:
+            if tb is not None or ta.dtype != xa.dtype:  # (two tangents; a tangent to cast)
+                return None
+            tt, nb = prim.batch([ta, xb], [na, 0]) if na else (prim.impl(ta, xb), 0)
+        elif tb is not None and tb.dtype == xb.dtype:
+            tt, nb = prim.batch([xa, tb], [0, nbb]) if nbb else (prim.impl(xa, tb), 0)
+        else:
             return None
-        tt, nb = prim.batch([ta, xb], [na, 0]) if na else (prim.impl(ta, xb), 0)
-    elif tb is not None and tb.dtype == xb.dtype:
-        tt, nb = prim.batch([xa, tb], [0, nbb]) if nbb else (prim.impl(xa, tb), 0)
-    else:
+        y = prim.impl(xa, xb)
+    except _FP:
         return None
-    return _dual_of(L, prim.impl(xa, xb), tt, nb)
+    return _dual_of(L, y, tt, nb)
 
 
 def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:

@@ -975,6 +975,9 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     index order, as NumPy's."""
     a = asarray_t(a)
     shape = newshape if shape is None else shape
+    if order == "K":  # (NumPy's rule: a memory order is no index order for a new shape)
+        raise ValueError("reshape: order 'K' is not permitted for reshaping; use 'C', 'F' or "
+                         "'A' (ravel takes 'K')")
     if order != "C" and _order(a, order, "reshape") == "F":  # (the transposed C reshape)
         shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
         return transpose(reshape(transpose(a), shape[::-1]))
@@ -1007,7 +1010,7 @@ def ravel(a: Any, order: str = "C") -> Any:
             [3., 4.]])
     """
     a = asarray_t(a)
-    return reshape(a, (a.size,), order)
+    return reshape(a, (a.size,), _order(a, order, "ravel") if order == "K" else order)
 
 
 def transpose(a: Any, axes: Any = None) -> Any:

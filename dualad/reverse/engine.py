@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend, _fastpaths
+from .. import _backend, _fastpaths, _fpfilter
 from .. import _dispatch as D
 from .. import grad_mode as gm
 from .._backend import like as _like
@@ -205,6 +205,7 @@ def run(
     gradient is wanted (``grad_tangents``), so the cotangents reaching it are summed as
     that tangent alone, not as duals whose primal nothing reads; such an input captures
     its tangent, or ``NO_TANGENT`` when what reached it had none."""
+    _fpfilter.in_front()  # (the lane's and transposes' warnings, raised and declined on)
     roots = [o if o.__class__ is EDGE else edge_of(o) for o in outputs]
     captures: dict[Any, int] = {}  # (node, nr) -> position in ``inputs``; node -> -1
     again: list[tuple[int, int]] = []  # (position, its first position): an input given twice
