@@ -147,20 +147,32 @@ def test_binary_derivatives_at_singular_points_warn_nothing_of_their_own(name, d
         _check(fn, npfn, (a[i:i + 1], b[i:i + 1]))
     # a Python-scalar operand (the hot path's constant), each side
     for p in PAIR:
-        if not (name == "divide" and p == 0):  # (the xfail below)
-            _check(lambda t, p=p: fn(t, p), lambda v, p=p: npfn(v, p), (a[:len(PAIR)],))
+        _check(lambda t, p=p: fn(t, p), lambda v, p=p: npfn(v, p), (a[:len(PAIR)],))
         _check(lambda t, p=p: fn(p, t), lambda v, p=p: npfn(p, v), (a[:len(PAIR)],))
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
-                   reason="d/da of a / b is the formula 1 / b: Python's division for a Python "
-                          "0 divisor (torch: inf)")
-def test_a_divide_by_a_python_zero_has_an_infinite_derivative():
-    with da.dual_level():
-        x = da.make_dual(da.tensor([1.0]), da.tensor([1.0]))
-        with np.errstate(divide="ignore"):
-            t = da.unpack_dual(dnp.divide(x, 0.0)).tangent
-    assert np.isinf(t.numpy()).all()
+@pytest.mark.parametrize("zero", [0.0, -0.0, 0, False])
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_divide_by_a_python_zero_has_an_infinite_derivative(zero, n):
+    # d/da (a / b) is 1 / b: at a Python 0 divisor Python's division raised
+    # ZeroDivisionError; NumPy's value (and torch's derivative) is inf, signed as the zero
+    want = np.full(n, np.copysign(np.inf, zero))
+    x0 = np.linspace(1.0, 2.0, n)
+    with np.errstate(divide="ignore"):
+        with da.dual_level():  # forward: the hot path declines to the general rule
+            x = da.make_dual(da.tensor(x0), da.ones(n))
+            p, t = da.unpack_dual(dnp.divide(x, zero))
+            _, t2 = da.unpack_dual(dnp.sin(x) / zero)  # (a flat dual: the array rule)
+        np.testing.assert_array_equal(t.numpy(), want)
+        np.testing.assert_array_equal(t2.numpy(), np.cos(x0) * want)
+        np.testing.assert_array_equal(p.numpy(), x0 / np.float64(zero))
+        for create_graph in (False, True):  # reverse: the lane's step, the array transpose
+            xr = da.tensor(x0, requires_grad=True)
+            (g,) = da.grad((xr / zero).sum(), (xr,), create_graph=create_graph)
+            np.testing.assert_array_equal(g.detach().numpy(), want)
+        xr = da.tensor(x0, requires_grad=True)
+        (dnp.exp(xr) / zero).sum().backward()
+        np.testing.assert_array_equal(xr.grad.numpy(), np.exp(x0) * want)
 
 
 def test_a_filter_removed_or_put_in_front_does_not_show_the_generated_codes_warnings():

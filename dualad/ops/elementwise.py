@@ -78,7 +78,7 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "add": (np.add, "1", "1"),
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
-    "divide": (np.divide, "1 / b", "-y / b"),
+    "divide": (np.divide, "recip(b)", "-y / b"),
     # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0 (or b is a Python 0): only
     # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
     # costs no mask). log_as: a real base of a complex power has a complex log.
@@ -154,6 +154,20 @@ def _np_powm1(a: Any, b: Any) -> Any:
     return np.where(m, 0, np.where(m, 1, a) ** (b - 1))
 
 
+def recip(b: Any) -> Any:
+    """``1 / b``, NumPy's inf where ``b`` is a Python zero (Python's division raises there;
+    ``x / 0.0`` has the derivative inf, as torch's). The generated code writes it ``1 / b``
+    and declines at a ZeroDivisionError (``_inlined``), so that a constant divisor costs
+    no call there."""
+    if b.__class__ in _PY_NUMBERS and b == 0:
+        return complex(math.inf, math.nan) if b.__class__ is complex else math.copysign(
+            math.inf, b)
+    return 1 / b
+
+
+_PY_NUMBERS = frozenset((int, float, complex, bool))
+
+
 def _np_log_as(a: Any, y: Any) -> Any:
     if y.dtype.kind == "c" and not np.iscomplexobj(a):
         a = np.asarray(a, y.dtype)
@@ -168,7 +182,7 @@ def _np_and(a: Any, b: Any) -> Any:
 
 
 np_namespace.update({
-    "powm1": _np_powm1, "log_as": _np_log_as,
+    "powm1": _np_powm1, "log_as": _np_log_as, "recip": recip,
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
@@ -200,7 +214,7 @@ np_namespace.update({
 # A user's filter put before this one (``warnings.simplefilter("always")``) would show them
 # instead: ``_fpfilter.in_front`` puts it first again where a derivative computation starts.
 
-_FP = (RuntimeWarning, FloatingPointError)
+_FP = (RuntimeWarning, FloatingPointError, ZeroDivisionError)  # (the last: ``_inlined``)
 np_namespace["__name__"] = __name__  # (warnings from formulas and generated code: this module)
 np_namespace["_FP"] = _FP
 np_namespace["_list"], np_namespace["_tuple"] = list, tuple
@@ -332,7 +346,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
-    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as",
+    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as", "recip",
 }
 
 
@@ -848,9 +862,26 @@ def _finished(prim: Any, args: Any, out: Any, rg: bool, record: Any) -> Any:
     return out
 
 
+def _inlined(src: str) -> str:
+    """A formula as the generated code writes it: ``recip(b)`` as ``1 / b``, whose
+    ZeroDivisionError at a Python zero declines (``_guarded``) to the general rules, which
+    call ``recip``."""
+    if "recip(" not in src:
+        return src
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> Any:
+            self.generic_visit(node)
+            if isinstance(node.func, ast.Name) and node.func.id == "recip":
+                return ast.BinOp(ast.Constant(1), ast.Div(), node.args[0])
+            return node
+
+    return ast.unparse(_Inline().visit(ast.parse(src, mode="eval")))
+
+
 def _term_src(src: str, g: str) -> str:
     """The tangent term ``g * f`` as source ("None" for a zero ``f``)."""
-    return {"0": "None", "1": g, "-1": f"-{g}"}.get(src, f"{g} * ({src})")
+    return {"0": "None", "1": g, "-1": f"-{g}"}.get(src, f"{g} * ({_inlined(src)})")
 
 
 def _normal(src: str, swap: bool = False) -> str:
@@ -1094,7 +1125,7 @@ def _times_coef(src: str, var: str, decline: str, indent: str) -> str:
     if src in ("1", "-1"):
         return f"{var} = {'ct' if src == '1' else '-ct'}"
     return f"\n{indent}".join([
-        f"k = {src}",
+        f"k = {_inlined(src)}",
         "if k.__class__ is _ndarray:",
         "    if k.dtype is not od:",
         f"        {decline}",

@@ -352,6 +352,9 @@ def powm1(a: Any, b: Any) -> Any:
     return where(m, 0, where(m, 1, a) ** (b - 1))
 
 
+recip = E.recip  # (``1 / b``, NumPy's value at a Python zero: a formula's name)
+
+
 def log_as(a: Any, y: Any) -> Any:
     """``log(a)`` in the dtype of ``y``: the complex log of a real base of a complex power."""
     if y.dtype.kind == "c" and not _is_c(a):
