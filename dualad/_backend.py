@@ -117,6 +117,25 @@ class _DaskLike:
         return dask_array.from_array(func(*args, like=self.meta, **kwargs), chunks=-1)
 
 
+def to_kind(a: Any, ref: Any) -> Any:
+    """NumPy values ``a`` as an array of ``ref``'s kind: ``a`` itself for a NumPy ``ref``,
+    a CuPy array for a CuPy one, a Dask array of ``ref``'s chunks' kind for a Dask one (in
+    ``ref``'s chunks where the shapes agree). For values dualad makes on the host and feeds
+    to a computation on ``ref`` (gradcheck's perturbed inputs, tangents and cotangents)."""
+    if ref.__class__ is np.ndarray or not is_array(ref):
+        return a
+    if is_dask_array(ref):
+        import dask.array as dask_array
+
+        if is_dask_array(a):
+            return a
+        # (of the chunks' kind; a copy: a Dask array's blocks must not change under it)
+        block = np.array(a, copy=True, like=ref._meta)
+        chunks = ref.chunks if np.shape(a) == ref.shape else "auto"
+        return dask_array.from_array(block, chunks=chunks, meta=ref._meta)
+    return np.asarray(a, like=ref)
+
+
 def copy_like(data: Any, like_: Any) -> Any:
     """A new array holding ``data`` in ``like_``'s dtype and kind (lazy stays lazy; the layout
     of a dense NumPy/CuPy ``like_``, C or Fortran, is kept)."""

@@ -438,6 +438,100 @@ def test_functional_api_stays_lazy(bname: str) -> None:
                                    atol=1e-12, err_msg=k)
 
 
+def _strict_inputs(b: Backend) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return rng.uniform(0.5, 1.5, (3, 2)), rng.uniform(0.5, 1.5, 2)
+
+
+def _two_outs(x: da.Tensor, y: da.Tensor) -> tuple[da.Tensor, da.Tensor]:
+    return dnp.sin(x) * y, (x * x).sum(axis=0) * dnp.exp(y)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_gradcheck_on_lazy_inputs(bname: str, fast: bool) -> None:
+    """gradcheck and gradgradcheck, forward and reverse, on Dask inputs: the perturbed
+    inputs, tangents and cotangents they make are of the inputs' kind (strict: no NumPy
+    array meets the chunks), and a wrong derivative is still caught there."""
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    x = da.tensor(b.put(xn), requires_grad=True)
+    y = da.tensor(b.put(yn), requires_grad=True)
+    kw = dict(fast_mode=fast, check_forward_ad=True, check_batched_grad=True,
+              check_batched_forward_grad=True)
+    assert da.gradcheck(_two_outs, (x, y), **kw)
+    assert da.gradgradcheck(_two_outs, (x, y), fast_mode=fast, check_fwd_over_rev=True,
+                            check_batched_grad=True)
+    assert isinstance(x._data, dka.Array) and x.grad is None  # (the user's tensors as given)
+
+    class WrongSin(da.Function):  # derivative off by a factor 2: both checks must say so
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor) -> da.Tensor:
+            ctx.save_for_backward(a)
+            return dnp.sin(a)
+
+        @staticmethod
+        def backward(ctx: Any, g: da.Tensor) -> da.Tensor:
+            (a,) = ctx.saved_tensors
+            return 2 * dnp.cos(a) * g
+
+    assert not da.gradcheck(WrongSin.apply, (x,), fast_mode=fast, raise_exception=False)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_custom_function_on_lazy_inputs(bname: str, materialize: bool) -> None:
+    """A custom Function with two outputs, one unused (its gradient None, or zeros of the
+    inputs' kind: set_materialize_grads), and a None gradient for one input: the backward
+    stays lazy and of the inputs' kind, and gradcheck agrees with finite differences."""
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    seen: list[Any] = []
+
+    class Pair(da.Function):
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor, w: da.Tensor) -> tuple[da.Tensor, da.Tensor]:
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(a, w)
+            return a * w, dnp.exp(a)
+
+        @staticmethod
+        def backward(ctx: Any, g0: Any, g1: Any) -> tuple[Any, Any]:
+            a, w = ctx.saved_tensors
+            seen.append(g1)
+            ga = g0 * w if g1 is None else g0 * w + g1 * dnp.exp(a)
+            return ga, None  # (w's gradient left out: None)
+
+    f = lambda a, w: Pair.apply(a, w)[0]  # noqa: E731 (the second output unused)
+    with b.no_compute():
+        x = da.tensor(b.put(xn), requires_grad=True)
+        w = da.tensor(b.put(yn), requires_grad=True)
+        gx, gw = da.grad(f(x, w).sum(), (x, w), allow_unused=True, materialize_grads=True)
+    assert (seen[-1] is None) != materialize
+    if materialize:
+        assert b.is_kind(seen[-1]._data), "a materialized zero gradient of another kind"
+    _check_kind(b, [gx._data, gw._data], "Pair's gradients")
+    np.testing.assert_allclose(b.get(gx._data), np.broadcast_to(yn, xn.shape), rtol=1e-12)
+    np.testing.assert_allclose(b.get(gw._data), 0.0)
+    x = da.tensor(b.put(xn), requires_grad=True)
+    assert da.gradcheck(lambda a: f(a, da.tensor(b.put(yn))), (x,))
+
+    class Double(da.Function):  # arrays, not Tensors, returned: taken as they are (lazy)
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor) -> Any:
+            return a._data * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: da.Tensor) -> Any:
+            return g._data * 2
+
+    with b.no_compute():
+        y = Double.apply(x)
+        (g,) = da.grad(y.sum(), (x,))
+    _check_kind(b, [y._data, g._data], "Double")
+    np.testing.assert_allclose(b.get(g._data), np.full(xn.shape, 2.0))
+
+
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
     from dualad import _backend
 
