@@ -184,6 +184,23 @@ def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
                                                                      dtype=a.dtype))
 
 
+def gather(a: Any, key: tuple[Any, ...]) -> Any:
+    """``a[key]`` for a Dask array where Dask cannot index (several index arrays: n-d fancy
+    indexing, as ``diagonal`` gathers): one lazy task over ``a`` as a single block, like
+    :func:`add_at`, its transpose (lazy and correct, not spread over chunks). The shape comes
+    from indexing a zero-stride proxy of ``a``'s shape: nothing is computed."""
+    import dask
+    import dask.array as dask_array
+
+    shape = np.broadcast_to(np.False_, a.shape)[key].shape
+    task = dask.delayed(_getitem_block, pure=True)(a, key)
+    return dask_array.from_delayed(task, shape, dtype=a.dtype, meta=a._meta)
+
+
+def _getitem_block(a: Any, key: Any) -> Any:
+    return a[key]
+
+
 def _add_at_block(a: Any, shape: tuple[int, ...], dtype: Any, key: Any) -> Any:
     z = np.zeros_like(a, dtype, shape=shape)  # (of the chunks' kind)
     np.add.at(z, key, a)

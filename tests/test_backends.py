@@ -233,10 +233,7 @@ def _cases(mode: str, first: int = 2) -> list[Any]:
 
 # Functions that do not stay lazy on Dask yet (docs/backends.md), by (name, mode); mode
 # None: both. Each raises or computes; none gives a wrong number.
-_FANCY = "Dask has no n-d fancy indexing (diagonal gathers by it)"
 NOT_LAZY: dict[tuple[str, str | None], str] = {
-    ("trace", None): _FANCY, ("diagonal", None): _FANCY, ("take_along_axis", None): _FANCY,
-    ("diag", "reverse"): _FANCY, ("diag", "second"): _FANCY, ("diagflat", "second"): _FANCY,
     ("reshape-2x3T-shape(3,2)", None): "Dask cannot reshape a Fortran-ordered view's chunks lazily",
     ("sort", None): "Dask has no sort (numpy.argsort computes)",
     **{(n, None): "a sort or partition (Dask has none: numpy's computes)" for n in (
@@ -245,12 +242,11 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     # (found by this test when the rest of NumPy's API landed: each computes while its
     # derivative is built, from a step on values not yet written for lazy arrays)
     **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
-        "Tensor.__imatmul__", "asarray_chkfinite", "corrcoef",
+        "Tensor.__imatmul__", "asarray_chkfinite",
         "roots", "unwrap")},
     ("interp-all", None): "not lazy yet: computes while its derivative is built",
     ("poly-matrix", None): "a matrix's polynomial takes its eigenvalues (Dask's linalg has "
                            "no eigvals)",
-    ("diagflat", "reverse"): _FANCY,
     ("sort_complex", None): "a sort (Dask has none: numpy.argsort computes)",
     ("polydiv", None): "drops the remainder's vanished leading entries as NumPy does: a test "
                        "on its values, which computes",
@@ -530,6 +526,19 @@ def test_custom_function_on_lazy_inputs(bname: str, materialize: bool) -> None:
         (g,) = da.grad(y.sum(), (x,))
     _check_kind(b, [y._data, g._data], "Double")
     np.testing.assert_allclose(b.get(g._data), np.full(xn.shape, 2.0))
+
+
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_unused_gradient_edge_materializes_zeros_of_the_kind(bname: str) -> None:
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    with b.no_compute():
+        x = da.tensor(b.put(xn), requires_grad=True)
+        w = da.tensor(b.put(yn), requires_grad=True)
+        edge = da.graph.get_gradient_edge(w * 1.0)  # (of an output x's loss does not use)
+        (g,) = da.grad(dnp.sin(x).sum(), edge, materialize_grads=True)
+    _check_kind(b, [g._data], "the unused edge's zeros")
+    np.testing.assert_allclose(b.get(g._data), np.zeros(yn.shape))
 
 
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
