@@ -96,6 +96,10 @@ def like(a: Any) -> Any:
     return a if hasattr(a, "__array_function__") and not isinstance(a, np.generic) else None
 
 
+_ZEROS = ("shape", "dtype", "order")
+_FULL = ("shape", "fill_value", "dtype", "order")
+
+
 class _DaskLike:
     """``like=`` for a Dask array: Dask's own ``like=`` handler makes NumPy chunks whatever
     the array's chunks are (CuPy's, say); this one makes them of its chunks' kind (its
@@ -112,8 +116,10 @@ class _DaskLike:
         import dask.array as dask_array
 
         if func in (np.zeros, np.ones, np.empty, np.full):
+            # (by name: Dask's take the dtype as a keyword only, and ignore it given by place)
+            kwargs.update(zip(_FULL if func is np.full else _ZEROS, args, strict=False))
             kwargs.pop("order", None)  # (Dask's chunks have no layout to choose)
-            return getattr(dask_array, func.__name__)(*args, meta=self.meta, **kwargs)
+            return getattr(dask_array, func.__name__)(meta=self.meta, **kwargs)
         return dask_array.from_array(func(*args, like=self.meta, **kwargs), chunks=-1)
 
 

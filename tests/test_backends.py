@@ -243,7 +243,7 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     # derivative is built, from a step on values not yet written for lazy arrays)
     **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
         "Tensor.__imatmul__", "asarray_chkfinite",
-        "roots", "unwrap")},
+        "roots")},
     ("interp-all", None): "not lazy yet: computes while its derivative is built",
     ("poly-matrix", None): "a matrix's polynomial takes its eigenvalues (Dask's linalg has "
                            "no eigvals)",
@@ -539,6 +539,44 @@ def test_unused_gradient_edge_materializes_zeros_of_the_kind(bname: str) -> None
         (g,) = da.grad(dnp.sin(x).sum(), edge, materialize_grads=True)
     _check_kind(b, [g._data], "the unused edge's zeros")
     np.testing.assert_allclose(b.get(g._data), np.zeros(yn.shape))
+
+
+def test_creation_like_a_dask_array_takes_every_argument_by_place() -> None:
+    """``np.zeros(shape, dtype, like=...)`` of a Dask array: the dtype given by place is kept
+    (Dask's own zeros take it by keyword only, and made float64 of it)."""
+    from dualad import _backend
+
+    like = _backend.like(StrictDask().put(np.ones(3)))
+    for z, dt, v in [(np.zeros((2,), np.float32, like=like), np.float32, 0),
+                     (np.ones(2, "c8", "C", like=like), np.complex64, 1),
+                     (np.full(2, 3, np.int16, like=like), np.int16, 3),
+                     (np.empty((2, 1), np.int8, like=like), np.int8, None)]:
+        assert isinstance(z, dka.Array) and z.dtype == dt and z.compute().dtype == dt
+        assert isinstance(z._meta, Strict), "not of the chunks' kind"
+        if v is not None:
+            np.testing.assert_array_equal(z.compute().view(np.ndarray), np.full(z.shape, v, dt))
+
+
+@pytest.mark.parametrize("period", [2 * np.pi, 4.0, 6])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_unwrap_stays_lazy(period: Any, dtype: str) -> None:
+    """unwrap by NumPy's steps on lazy arrays (NumPy's own computes): NumPy's values and
+    dtype, along either axis, and the identity's derivative."""
+    b = StrictDask()
+    rng = np.random.default_rng(5)
+    a = (rng.uniform(-10, 10, (3, 7)) if dtype == "float64"
+         else rng.integers(-10, 10, (3, 7))).astype(dtype)
+    for ax in (-1, 0):
+        want = np.unwrap(a, period=period, axis=ax)
+        with b.no_compute():
+            x = da.tensor(b.put(a))
+            got = dnp.unwrap(x, period=period, axis=ax)
+        assert got.dtype == want.dtype and b.is_kind(got._data)
+        np.testing.assert_allclose(b.get(got._data), want, rtol=1e-12, atol=1e-12)
+    x = da.tensor(b.put(rng.uniform(-10, 10, 6)), requires_grad=True)
+    with b.no_compute():
+        dnp.unwrap(x, period=period).sum().backward()
+    np.testing.assert_allclose(b.get(x.grad._data), np.ones(6))
 
 
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:

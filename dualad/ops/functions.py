@@ -3581,9 +3581,34 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
     """
     p = asarray_t(p)
     d = p._data
+    if d.__class__ is not np.ndarray:  # (NumPy's unwrap makes a NumPy array: computes)
+        c = _unwrap_correction(d, discont, axis, period)
+        return (p if p.dtype == c.dtype else astype(p, c.dtype)) + c
     u = np.unwrap(d, discont=discont, axis=axis, period=period)
     out = p if p.dtype == u.dtype else astype(p, u.dtype)
     return out + (u - d.astype(u.dtype))
+
+
+def _unwrap_correction(d: Any, discont: Any, axis: int, period: Any) -> Any:
+    """The multiples of ``period`` that ``numpy.unwrap`` adds to ``d``, by NumPy's steps with
+    functions every kind implements (a Dask ``d`` stays lazy)."""
+    ax = _norm_axis(axis, d.ndim)
+    dd = np.diff(d, axis=ax)
+    discont = period / 2 if discont is None else discont
+    dt = np.result_type(dd.dtype, period)
+    if np.issubdtype(dt, np.integer):
+        hi, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        hi, ambiguous = period / 2, True
+    m = np.mod(dd - -hi, period) + -hi
+    if ambiguous:
+        m = np.where((m == -hi) & (dd > 0), hi, m)
+    c = np.where(np.abs(dd) < discont, 0, m - dd).astype(dt)
+    shp = list(d.shape)
+    shp[ax] = builtins.min(shp[ax], 1)  # (the first entry is kept as it is)
+    first = np.zeros(shp, dt, like=_device_like(d))
+    return np.concatenate([first, np.cumsum(c, axis=ax)], axis=ax)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
