@@ -12,7 +12,6 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad import _fastpaths
 
 dask = pytest.importorskip("dask")
 dka = pytest.importorskip("dask.array")
@@ -244,7 +243,6 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
         "Tensor.__imatmul__", "asarray_chkfinite",
         "roots")},
-    ("interp-all", None): "not lazy yet: computes while its derivative is built",
     ("poly-matrix", None): "a matrix's polynomial takes its eigenvalues (Dask's linalg has "
                            "no eigvals)",
     ("sort_complex", None): "a sort (Dask has none: numpy.argsort computes)",
@@ -264,10 +262,6 @@ NOT_STRICT: dict[tuple[str, str | None], str] = {
     **{("ldexp", m): "its integer exponent is a NumPy array here (this test keeps integer "
                      "arrays NumPy's: Dask indexes by them)" for m in ("forward", "reverse")},
     ("extract", None): "a data-dependent shape: a Dask condition is computed (np.nonzero)",
-    # (the general path's avals of the gather run it on NumPy proxies, with the lazy index)
-    **({("interp-fp-left-right", m): "a data-dependent gather: its index comes from "
-        "searchsorted on a lazy xp; the general path's transpose computes it"
-        for m in ("reverse", "second")} if _fastpaths.OFF else {}),
     ("scipy.special.digamma", None): "SciPy's digamma and polygamma make NumPy arrays of "
                                      "their input (no dispatch: SciPy's limit)",
     ("scipy.special.gammaln", "second"): "its second derivative is SciPy's polygamma, which "

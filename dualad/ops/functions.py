@@ -2947,6 +2947,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1D sequences")
+    if x.ndim > 1 and not (x._data.__class__ is np.ndarray and xp._data.__class__ is np.ndarray):
+        # (the points' positions index xp and fp: a lazy index array gathers by one axis)
+        return reshape(interp(ravel(x), xp, fp, left, right, period), x.shape)
     if xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length")
     if period is not None:  # NumPy's: one period, sorted, with a point of each neighbour

@@ -203,7 +203,21 @@ class Index:
         return f"Index({self.key!r})"
 
 
-getitem = _linear1("getitem", _getitem_impl, _getitem_batch, proxy_aval(_getitem_impl), True)
+_getitem_proxy_aval = proxy_aval(_getitem_impl)
+
+
+def _getitem_aval(args: Any, *, idx: Any) -> Any:
+    if not idx.basic and any(_is_dask(k) and k.dtype.kind in "iu" for k in idx.key):
+        # a lazy index array (interp's positions): its shape and dtype are what the shape
+        # of the gather needs; the zero-strided proxy would compute it
+        key = tuple(np.broadcast_to(np.zeros((), k.dtype), k.shape)
+                    if _is_dask(k) and k.dtype.kind in "iu" else k
+                    for k in idx.key)
+        return proxy_aval(lambda a: a[key])(args)
+    return _getitem_proxy_aval(args, idx=idx)
+
+
+getitem = _linear1("getitem", _getitem_impl, _getitem_batch, _getitem_aval, True)
 
 
 def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
