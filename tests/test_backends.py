@@ -238,11 +238,13 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
     **{(n, None): "a sort or partition (Dask has none: numpy's computes)" for n in (
         "Tensor.sort", "Tensor.partition", "partition", "median", "quantile", "percentile",
         "nanmedian", "nanquantile", "nanpercentile")},
-    # (found by this test when the rest of NumPy's API landed: each computes while its
-    # derivative is built, from a step on values not yet written for lazy arrays)
-    **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
-        "Tensor.__imatmul__", "asarray_chkfinite",
-        "roots")},
+    ("Tensor.__imatmul__", None): "an in-place write into a Dask tensor raises "
+                                  "NotImplementedError (dualad does not rebind a Dask tensor "
+                                  "and its views yet)",
+    ("asarray_chkfinite", None): "must look at the values to raise NumPy's ValueError: "
+                                 "computes the finiteness check (documented)",
+    ("roots", None): "raises NotImplementedError: the companion matrix's eigenvalues (Dask's "
+                     "linalg has no eigvals), and leading zeros stripped by value",
     ("poly-matrix", None): "a matrix's polynomial takes its eigenvalues (Dask's linalg has "
                            "no eigvals)",
     ("sort_complex", None): "a sort (Dask has none: numpy.argsort computes)",
@@ -573,6 +575,21 @@ def test_unwrap_stays_lazy(period: Any, dtype: str) -> None:
     np.testing.assert_allclose(b.get(x.grad._data), np.ones(6))
 
 
+def test_what_cannot_stay_lazy_says_so() -> None:
+    """NOT_LAZY's errors: a clear NotImplementedError saying what to do, never Dask's
+    AttributeError or a silent compute."""
+    b = Dask()
+    with b.no_compute():
+        x = da.tensor(b.put(np.eye(2)), requires_grad=True)
+        y = x * 1.0
+        for write in (lambda: y.__imatmul__(x), lambda: y.__iadd__(1.0),
+                      lambda: y.__setitem__(0, 2.0)):
+            with pytest.raises(NotImplementedError, match="out-of-place form"):
+                write()
+        with pytest.raises(NotImplementedError, match=r"roots\(p.compute\(\)\)"):
+            dnp.roots(da.tensor(b.put(np.array([1.0, -3.0, 2.0]))))
+
+
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
     from dualad import _backend
 
@@ -587,10 +604,22 @@ def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
 
     import unittest.mock as mock
 
-    with mock.patch.object(_backend, "_kind", lambda a: "cupy" if isinstance(a, FakeGpu)
-                           else "numpy" if isinstance(a, np.ndarray) else None), \
-            pytest.raises(RuntimeError, match="same device"):
-        _backend.namespace(np.ones(2), FakeGpu())
+    class FakeGpuDask:  # a Dask array of CuPy chunks, as _backend sees it
+        pass
+
+    real_kind = _backend._kind
+
+    def kind(a: Any) -> Any:
+        return "cupy" if isinstance(a, FakeGpu) else "dask-cupy" if isinstance(
+            a, FakeGpuDask) else real_kind(a)
+
+    with mock.patch.object(_backend, "_kind", kind):
+        for mixed in [(np.ones(2), FakeGpu()), (x._data, FakeGpu()), (x._data, FakeGpuDask()),
+                      (FakeGpuDask(), x._data, np.ones(2))]:
+            with pytest.raises(RuntimeError, match="same device.*cupy.asarray or .get"):
+                _backend.namespace(*mixed)
+        assert _backend.namespace(FakeGpu(), FakeGpu(), 2.0) is _backend._cupy
+        assert _backend.namespace(FakeGpuDask(), FakeGpu()) is dka  # (both on the GPU)
 
 
 def test_gradient_on_a_local_distributed_cluster() -> None:

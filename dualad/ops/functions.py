@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dispatch as D
 from .._backend import as_array as _as_array
 from .._backend import asarray as _asarray
+from .._backend import is_dask as _is_dask
 from .._backend import like as _device_like
 from .._dispatch import apply
 from .._tensor import Tensor, _made, _make, _warn_dropped
@@ -3845,6 +3846,11 @@ def roots(p: Any) -> Any:
     p = atleast_1d(asarray_t(p))
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
+    if _is_dask(p._data):
+        raise NotImplementedError(
+            "dualad.numpy.roots of a Dask array: the roots are the eigenvalues of the "
+            "companion matrix (Dask's linalg has no eigvals) and which coefficients lead "
+            "depends on their values; compute the coefficients first: roots(p.compute())")
     nz = np.nonzero(p._data)[0]
     if len(nz) == 0:
         return _make(np.array([]))
