@@ -590,6 +590,23 @@ def test_what_cannot_stay_lazy_says_so() -> None:
             dnp.roots(da.tensor(b.put(np.array([1.0, -3.0, 2.0]))))
 
 
+def test_integer_and_boolean_results_stay_lazy() -> None:
+    """The functions' paths for integer and boolean tensors (no derivative) keep a Dask
+    array lazy too (a NumPy scalar becomes a 0-d array: a Dask result stays as it is)."""
+    b = Dask()
+    a = np.arange(12).reshape(3, 4) - 5
+    cases = {"sum": lambda x: dnp.sum(x, axis=0), "max": lambda x: dnp.max(x),
+             "prod": lambda x: dnp.prod(x, axis=1), "any": lambda x: dnp.any(x > 3),
+             "all": lambda x: dnp.all(x > -6, axis=0), "getitem": lambda x: x[[0, 2], 1:],
+             "einsum": lambda x: dnp.einsum("ij,ij->j", x, x)}
+    with b.no_compute():
+        got = {k: f(da.tensor(b.put(a))) for k, f in cases.items()}
+    for k, f in cases.items():
+        assert b.is_kind(got[k]._data), k
+        want = f(da.tensor(a)).numpy()
+        np.testing.assert_array_equal(b.get(got[k]._data), want, err_msg=k)
+
+
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
     from dualad import _backend
 

@@ -543,7 +543,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     if dtype is not None:
         a = astype(a, dtype, copy=False)
     if a.dtype.kind in "biu" and dtype is None:
-        return _make(np.asarray(np.sum(a._data, axis=axis, keepdims=keepdims)))
+        return _make(_as_array(np.sum(a._data, axis=axis, keepdims=keepdims)))
     return apply(L.reduce_sum, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
@@ -635,7 +635,7 @@ def _extreme(prim: Any, a: Any, axis: Any, keepdims: bool, name: str) -> Any:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if a.dtype.kind not in "fc":
         fn = np.amax if name == "maximum" else np.amin
-        return _make(np.asarray(fn(a._data, axis=axes, keepdims=keepdims)))
+        return _make(_as_array(fn(a._data, axis=axes, keepdims=keepdims)))
     return apply(prim, a, axis=axes, keepdims=bool(keepdims))
 
 
@@ -701,7 +701,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     if dtype is not None:
         a = astype(a, dtype, copy=False)
     if a.dtype.kind not in "fc":
-        return _make(np.asarray(np.prod(a._data, axis=axis, keepdims=keepdims)))
+        return _make(_as_array(np.prod(a._data, axis=axis, keepdims=keepdims)))
     return apply(R.prod, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
@@ -918,7 +918,7 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     >>> dnp.any(dualad.tensor([0.0, 2.0])), dnp.any(dualad.tensor([[0.0, 0.0], [0.0, 3.0]]), axis=1)
     (tensor(True), tensor([False,  True]))
     """
-    return _make(np.asarray(np.any(_raw(a), axis=axis, keepdims=keepdims)))
+    return _make(_as_array(np.any(_raw(a), axis=axis, keepdims=keepdims)))
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
@@ -929,7 +929,7 @@ def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     >>> dnp.all(dualad.tensor([1.0, 0.0])), dnp.all(dualad.tensor([[1.0, 0.0], [2.0, 3.0]]), axis=1)
     (tensor(False), tensor([False,  True]))
     """
-    return _make(np.asarray(np.all(_raw(a), axis=axis, keepdims=keepdims)))
+    return _make(_as_array(np.all(_raw(a), axis=axis, keepdims=keepdims)))
 
 
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
@@ -1263,7 +1263,7 @@ def getitem(a: Any, key: Any) -> Any:
     a = asarray_t(a)
     idx = L.Index(key, a.ndim)
     if a.dtype.kind not in "fc":
-        return _make(np.asarray(a._data[idx.key]))
+        return _make(_as_array(a._data[idx.key]))
     return apply(L.getitem, a, idx=idx)
 
 
@@ -1988,7 +1988,7 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
         if len(t) != o.ndim:
             raise ValueError(f"einsum: operand has {o.ndim} dims but subscripts {t!r}")
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
-        return _make(np.asarray(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
+        return _make(_as_array(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
 
 
