@@ -96,6 +96,10 @@ def like(a: Any) -> Any:
     return a if hasattr(a, "__array_function__") and not isinstance(a, np.generic) else None
 
 
+_ZEROS = ("shape", "dtype", "order")
+_FULL = ("shape", "fill_value", "dtype", "order")
+
+
 class _DaskLike:
     """``like=`` for a Dask array: Dask's own ``like=`` handler makes NumPy chunks whatever
     the array's chunks are (CuPy's, say); this one makes them of its chunks' kind (its
@@ -112,9 +116,30 @@ class _DaskLike:
         import dask.array as dask_array
 
         if func in (np.zeros, np.ones, np.empty, np.full):
+            # (by name: Dask's take the dtype as a keyword only, and ignore it given by place)
+            kwargs.update(zip(_FULL if func is np.full else _ZEROS, args, strict=False))
             kwargs.pop("order", None)  # (Dask's chunks have no layout to choose)
-            return getattr(dask_array, func.__name__)(*args, meta=self.meta, **kwargs)
+            return getattr(dask_array, func.__name__)(meta=self.meta, **kwargs)
         return dask_array.from_array(func(*args, like=self.meta, **kwargs), chunks=-1)
+
+
+def to_kind(a: Any, ref: Any) -> Any:
+    """NumPy values ``a`` as an array of ``ref``'s kind: ``a`` itself for a NumPy ``ref``,
+    a CuPy array for a CuPy one, a Dask array of ``ref``'s chunks' kind for a Dask one (in
+    ``ref``'s chunks where the shapes agree). For values dualad makes on the host and feeds
+    to a computation on ``ref`` (gradcheck's perturbed inputs, tangents and cotangents)."""
+    if ref.__class__ is np.ndarray or not is_array(ref):
+        return a
+    if is_dask_array(ref):
+        import dask.array as dask_array
+
+        if is_dask_array(a):
+            return a
+        # (of the chunks' kind; a copy: a Dask array's blocks must not change under it)
+        block = np.array(a, copy=True, like=ref._meta)
+        chunks = ref.chunks if np.shape(a) == ref.shape else "auto"
+        return dask_array.from_array(block, chunks=chunks, meta=ref._meta)
+    return np.asarray(a, like=ref)
 
 
 def copy_like(data: Any, like_: Any) -> Any:
@@ -163,6 +188,23 @@ def broadcast_to(a: Any, shape: tuple[int, ...]) -> Any:
                    else a.chunks[i - lead] for i, n in enumerate(shape))
     return dask_array.broadcast_to(a, shape, chunks=normalize_chunks(chunks, shape,
                                                                      dtype=a.dtype))
+
+
+def gather(a: Any, key: tuple[Any, ...]) -> Any:
+    """``a[key]`` for a Dask array where Dask cannot index (several index arrays: n-d fancy
+    indexing, as ``diagonal`` gathers): one lazy task over ``a`` as a single block, like
+    :func:`add_at`, its transpose (lazy and correct, not spread over chunks). The shape comes
+    from indexing a zero-stride proxy of ``a``'s shape: nothing is computed."""
+    import dask
+    import dask.array as dask_array
+
+    shape = np.broadcast_to(np.False_, a.shape)[key].shape
+    task = dask.delayed(_getitem_block, pure=True)(a, key)
+    return dask_array.from_delayed(task, shape, dtype=a.dtype, meta=a._meta)
+
+
+def _getitem_block(a: Any, key: Any) -> Any:
+    return a[key]
 
 
 def _add_at_block(a: Any, shape: tuple[int, ...], dtype: Any, key: Any) -> Any:

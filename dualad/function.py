@@ -19,6 +19,8 @@ import numpy as np
 
 from . import _dispatch as D
 from . import grad_mode as gm
+from ._backend import as_array as _as_array
+from ._backend import like as _like
 from ._tensor import Tensor, _make
 from .ops import inplace
 from .reverse.graph import Node, SavedValue, _set_node, edge_of, new_node
@@ -223,7 +225,7 @@ class Function(metaclass=_FunctionMeta):
                           stacklevel=2)
         single = not isinstance(out, tuple)
         # arrays become Tensors; None and other objects come back as they are
-        outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(np.asarray(o))
+        outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(_as_array(o))
                 for o in ((out,) if single else out)]
         dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
@@ -312,6 +314,16 @@ def _view_of(t: Tensor) -> Tensor:
     return u
 
 
+def _like_of(*groups: Any) -> Any:
+    """``like=`` for arrays of the kind of the first Tensor in ``groups`` that is not
+    NumPy's (a Dask or CuPy one), else None (NumPy)."""
+    for ts in groups:
+        for t in ts:
+            if isinstance(t, Tensor) and t._data.__class__ is not np.ndarray:
+                return _like(t._data)
+    return None
+
+
 def _zeros_like(p: Tensor) -> Tensor:
     return _make(np.zeros_like(p._data))
 
@@ -360,7 +372,8 @@ def _ctx(node: Node) -> FunctionCtx:
 def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> list[Any]:
     ctx = _ctx(node)
     if ctx.materialize_grads:  # (a non-Tensor output's stays None)
-        grads = [g if g is not None or a is None else _make(np.zeros(*a)) for g, a in
+        like = _like_of(grads, node.consts)  # (zeros of the kind of the gradients)
+        grads = [g if g is not None or a is None else _make(np.zeros(*a, like=like)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
     res = fn(ctx, *grads)
@@ -376,7 +389,7 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
         if r is None or not need:
             out.append(None)
             continue
-        r = r if isinstance(r, Tensor) else _make(np.asarray(r))
+        r = r if isinstance(r, Tensor) else _make(_as_array(r))  # (a Dask array stays lazy)
         gnb = max((g._nb for g in grads if isinstance(g, Tensor)), default=0)
         if r._nb < gnb:
             raise RuntimeError(

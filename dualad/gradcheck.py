@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ._backend import to_kind as _to_kind
+
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 # Fast mode and gradgradcheck draw their random vectors from a private
@@ -189,6 +191,11 @@ class _Check:
         # Working copies perturbed in place by the finite differences.
         self.work = {i: self.base[i].copy() for i in self.diff_in}
 
+    def _in(self, i: int, a: np.ndarray) -> Any:
+        """Values for input ``i`` (perturbed, a tangent) as an array of its kind: a Dask or
+        CuPy input gets Dask or CuPy ones (DESIGN §2.5), a NumPy input ``a`` itself."""
+        return _to_kind(a, self.inputs[i]._data)
+
     # ------------------------------------------------------------------ numerical
     def _call_at(self, i: int) -> dict[int, np.ndarray]:
         """Evaluate func with input ``i`` replaced by its (perturbed) working copy."""
@@ -196,7 +203,7 @@ class _Check:
         args = list(self.inputs)
         # A fresh leaf that still requires grad: functions that differentiate
         # internally (gradgradcheck's v^T J) need it; the user's tensor is untouched.
-        args[i] = da.tensor(self.work[i], requires_grad=True)
+        args[i] = da.tensor(self._in(i, self.work[i]), requires_grad=True)
         outs = _as_tuple(self.func(*args))
         res = {}
         for k in self.float_out:
@@ -283,7 +290,7 @@ class _Check:
         gs = da.grad(
             list(outs),
             xs,
-            grad_outputs=[da.as_tensor(g) for g in gos],
+            grad_outputs=[da.as_tensor(_to_kind(g, o._data)) for o, g in zip(outs, gos, strict=True)],
             retain_graph=True,
             allow_unused=True,
         )
@@ -359,8 +366,9 @@ class _Check:
             args = list(self.inputs)
             # A fresh leaf requiring grad, so a function that runs reverse mode
             # inside (gradgradcheck's fwd-over-rev) can differentiate w.r.t. it.
-            leaf = da.tensor(self.base[i], requires_grad=True)
-            args[i] = da.make_dual(leaf, da.as_tensor(t.astype(np.dtype(x.dtype))), batched=batched)
+            leaf = da.tensor(self._in(i, self.base[i]), requires_grad=True)
+            t = self._in(i, t.astype(np.dtype(x.dtype)))
+            args[i] = da.make_dual(leaf, da.as_tensor(t), batched=batched)
             outs = _as_tuple(self.func(*args))
             res = {}
             for k in self.diff_out:
@@ -586,7 +594,7 @@ class _Check:
                 got = da.grad(
                     o,
                     xs,
-                    grad_outputs=da.as_tensor(gos),
+                    grad_outputs=da.as_tensor(_to_kind(gos, o._data)),
                     retain_graph=True,
                     allow_unused=True,
                     is_grads_batched=True,
@@ -680,11 +688,12 @@ class _Check:
                     # Leaves requiring grad, as in jvp(): the function may run reverse mode.
                     for j in self.diff_in:
                         if j != i:
-                            leaf = da.tensor(self.base[j], requires_grad=True)
-                            args[j] = da.make_dual(leaf, da.as_tensor(us[j]))
-                    args[i] = da.tensor(self.base[i], requires_grad=True)
+                            leaf = da.tensor(self._in(j, self.base[j]), requires_grad=True)
+                            args[j] = da.make_dual(leaf, da.as_tensor(self._in(j, us[j])))
+                    args[i] = da.tensor(self._in(i, self.base[i]), requires_grad=True)
                     if zero_tangent:
-                        args[i] = da.make_dual(args[i], da.as_tensor(np.zeros_like(us[i])))
+                        zero = self._in(i, np.zeros_like(us[i]))
+                        args[i] = da.make_dual(args[i], da.as_tensor(zero))
                     outs = _as_tuple(self.func(*args))
                     tans = {}
                     for k in self.float_out:
@@ -1004,6 +1013,8 @@ def _random_cotangent(da: Any, rng: np.random.Generator, o: Any, noncontig: bool
     if np.issubdtype(dt, np.complexfloating):
         v = v + 1j * rng.uniform(-1, 1, shape)
     v = v.astype(dt)
+    if o._data.__class__ is not np.ndarray:  # of the output's kind (a Dask array has no strides)
+        return da.tensor(_to_kind(v, o._data), requires_grad=True)
     if noncontig and v.size > 1:
         # Every other element of a wider buffer: a strided, non-contiguous view.
         buf = np.zeros((*shape, 2), dt)

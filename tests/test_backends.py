@@ -12,7 +12,6 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad import _fastpaths
 
 dask = pytest.importorskip("dask")
 dka = pytest.importorskip("dask.array")
@@ -233,24 +232,21 @@ def _cases(mode: str, first: int = 2) -> list[Any]:
 
 # Functions that do not stay lazy on Dask yet (docs/backends.md), by (name, mode); mode
 # None: both. Each raises or computes; none gives a wrong number.
-_FANCY = "Dask has no n-d fancy indexing (diagonal gathers by it)"
 NOT_LAZY: dict[tuple[str, str | None], str] = {
-    ("trace", None): _FANCY, ("diagonal", None): _FANCY, ("take_along_axis", None): _FANCY,
-    ("diag", "reverse"): _FANCY, ("diag", "second"): _FANCY, ("diagflat", "second"): _FANCY,
     ("reshape-2x3T-shape(3,2)", None): "Dask cannot reshape a Fortran-ordered view's chunks lazily",
     ("sort", None): "Dask has no sort (numpy.argsort computes)",
     **{(n, None): "a sort or partition (Dask has none: numpy's computes)" for n in (
         "Tensor.sort", "Tensor.partition", "partition", "median", "quantile", "percentile",
         "nanmedian", "nanquantile", "nanpercentile")},
-    # (found by this test when the rest of NumPy's API landed: each computes while its
-    # derivative is built, from a step on values not yet written for lazy arrays)
-    **{(n, None): "not lazy yet: computes while its derivative is built" for n in (
-        "Tensor.__imatmul__", "asarray_chkfinite", "corrcoef",
-        "roots", "unwrap")},
-    ("interp-all", None): "not lazy yet: computes while its derivative is built",
+    ("Tensor.__imatmul__", None): "an in-place write into a Dask tensor raises "
+                                  "NotImplementedError (dualad does not rebind a Dask tensor "
+                                  "and its views yet)",
+    ("asarray_chkfinite", None): "must look at the values to raise NumPy's ValueError: "
+                                 "computes the finiteness check (documented)",
+    ("roots", None): "raises NotImplementedError: the companion matrix's eigenvalues (Dask's "
+                     "linalg has no eigvals), and leading zeros stripped by value",
     ("poly-matrix", None): "a matrix's polynomial takes its eigenvalues (Dask's linalg has "
                            "no eigvals)",
-    ("diagflat", "reverse"): _FANCY,
     ("sort_complex", None): "a sort (Dask has none: numpy.argsort computes)",
     ("polydiv", None): "drops the remainder's vanished leading entries as NumPy does: a test "
                        "on its values, which computes",
@@ -268,10 +264,6 @@ NOT_STRICT: dict[tuple[str, str | None], str] = {
     **{("ldexp", m): "its integer exponent is a NumPy array here (this test keeps integer "
                      "arrays NumPy's: Dask indexes by them)" for m in ("forward", "reverse")},
     ("extract", None): "a data-dependent shape: a Dask condition is computed (np.nonzero)",
-    # (the general path's avals of the gather run it on NumPy proxies, with the lazy index)
-    **({("interp-fp-left-right", m): "a data-dependent gather: its index comes from "
-        "searchsorted on a lazy xp; the general path's transpose computes it"
-        for m in ("reverse", "second")} if _fastpaths.OFF else {}),
     ("scipy.special.digamma", None): "SciPy's digamma and polygamma make NumPy arrays of "
                                      "their input (no dispatch: SciPy's limit)",
     ("scipy.special.gammaln", "second"): "its second derivative is SciPy's polygamma, which "
@@ -438,6 +430,183 @@ def test_functional_api_stays_lazy(bname: str) -> None:
                                    atol=1e-12, err_msg=k)
 
 
+def _strict_inputs(b: Backend) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return rng.uniform(0.5, 1.5, (3, 2)), rng.uniform(0.5, 1.5, 2)
+
+
+def _two_outs(x: da.Tensor, y: da.Tensor) -> tuple[da.Tensor, da.Tensor]:
+    return dnp.sin(x) * y, (x * x).sum(axis=0) * dnp.exp(y)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_gradcheck_on_lazy_inputs(bname: str, fast: bool) -> None:
+    """gradcheck and gradgradcheck, forward and reverse, on Dask inputs: the perturbed
+    inputs, tangents and cotangents they make are of the inputs' kind (strict: no NumPy
+    array meets the chunks), and a wrong derivative is still caught there."""
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    x = da.tensor(b.put(xn), requires_grad=True)
+    y = da.tensor(b.put(yn), requires_grad=True)
+    kw = dict(fast_mode=fast, check_forward_ad=True, check_batched_grad=True,
+              check_batched_forward_grad=True)
+    assert da.gradcheck(_two_outs, (x, y), **kw)
+    assert da.gradgradcheck(_two_outs, (x, y), fast_mode=fast, check_fwd_over_rev=True,
+                            check_batched_grad=True)
+    assert isinstance(x._data, dka.Array) and x.grad is None  # (the user's tensors as given)
+
+    class WrongSin(da.Function):  # derivative off by a factor 2: both checks must say so
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor) -> da.Tensor:
+            ctx.save_for_backward(a)
+            return dnp.sin(a)
+
+        @staticmethod
+        def backward(ctx: Any, g: da.Tensor) -> da.Tensor:
+            (a,) = ctx.saved_tensors
+            return 2 * dnp.cos(a) * g
+
+    assert not da.gradcheck(WrongSin.apply, (x,), fast_mode=fast, raise_exception=False)
+
+
+@pytest.mark.parametrize("materialize", [True, False])
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_custom_function_on_lazy_inputs(bname: str, materialize: bool) -> None:
+    """A custom Function with two outputs, one unused (its gradient None, or zeros of the
+    inputs' kind: set_materialize_grads), and a None gradient for one input: the backward
+    stays lazy and of the inputs' kind, and gradcheck agrees with finite differences."""
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    seen: list[Any] = []
+
+    class Pair(da.Function):
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor, w: da.Tensor) -> tuple[da.Tensor, da.Tensor]:
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(a, w)
+            return a * w, dnp.exp(a)
+
+        @staticmethod
+        def backward(ctx: Any, g0: Any, g1: Any) -> tuple[Any, Any]:
+            a, w = ctx.saved_tensors
+            seen.append(g1)
+            ga = g0 * w if g1 is None else g0 * w + g1 * dnp.exp(a)
+            return ga, None  # (w's gradient left out: None)
+
+    f = lambda a, w: Pair.apply(a, w)[0]  # noqa: E731 (the second output unused)
+    with b.no_compute():
+        x = da.tensor(b.put(xn), requires_grad=True)
+        w = da.tensor(b.put(yn), requires_grad=True)
+        gx, gw = da.grad(f(x, w).sum(), (x, w), allow_unused=True, materialize_grads=True)
+    assert (seen[-1] is None) != materialize
+    if materialize:
+        assert b.is_kind(seen[-1]._data), "a materialized zero gradient of another kind"
+    _check_kind(b, [gx._data, gw._data], "Pair's gradients")
+    np.testing.assert_allclose(b.get(gx._data), np.broadcast_to(yn, xn.shape), rtol=1e-12)
+    np.testing.assert_allclose(b.get(gw._data), 0.0)
+    x = da.tensor(b.put(xn), requires_grad=True)
+    assert da.gradcheck(lambda a: f(a, da.tensor(b.put(yn))), (x,))
+
+    class Double(da.Function):  # arrays, not Tensors, returned: taken as they are (lazy)
+        @staticmethod
+        def forward(ctx: Any, a: da.Tensor) -> Any:
+            return a._data * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: da.Tensor) -> Any:
+            return g._data * 2
+
+    with b.no_compute():
+        y = Double.apply(x)
+        (g,) = da.grad(y.sum(), (x,))
+    _check_kind(b, [y._data, g._data], "Double")
+    np.testing.assert_allclose(b.get(g._data), np.full(xn.shape, 2.0))
+
+
+@pytest.mark.parametrize("bname", ["dask", "strict"])
+def test_unused_gradient_edge_materializes_zeros_of_the_kind(bname: str) -> None:
+    b = BACKENDS[bname]()
+    xn, yn = _strict_inputs(b)
+    with b.no_compute():
+        x = da.tensor(b.put(xn), requires_grad=True)
+        w = da.tensor(b.put(yn), requires_grad=True)
+        edge = da.graph.get_gradient_edge(w * 1.0)  # (of an output x's loss does not use)
+        (g,) = da.grad(dnp.sin(x).sum(), edge, materialize_grads=True)
+    _check_kind(b, [g._data], "the unused edge's zeros")
+    np.testing.assert_allclose(b.get(g._data), np.zeros(yn.shape))
+
+
+def test_creation_like_a_dask_array_takes_every_argument_by_place() -> None:
+    """``np.zeros(shape, dtype, like=...)`` of a Dask array: the dtype given by place is kept
+    (Dask's own zeros take it by keyword only, and made float64 of it)."""
+    from dualad import _backend
+
+    like = _backend.like(StrictDask().put(np.ones(3)))
+    for z, dt, v in [(np.zeros((2,), np.float32, like=like), np.float32, 0),
+                     (np.ones(2, "c8", "C", like=like), np.complex64, 1),
+                     (np.full(2, 3, np.int16, like=like), np.int16, 3),
+                     (np.empty((2, 1), np.int8, like=like), np.int8, None)]:
+        assert isinstance(z, dka.Array) and z.dtype == dt and z.compute().dtype == dt
+        assert isinstance(z._meta, Strict), "not of the chunks' kind"
+        if v is not None:
+            np.testing.assert_array_equal(z.compute().view(np.ndarray), np.full(z.shape, v, dt))
+
+
+@pytest.mark.parametrize("period", [2 * np.pi, 4.0, 6])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_unwrap_stays_lazy(period: Any, dtype: str) -> None:
+    """unwrap by NumPy's steps on lazy arrays (NumPy's own computes): NumPy's values and
+    dtype, along either axis, and the identity's derivative."""
+    b = StrictDask()
+    rng = np.random.default_rng(5)
+    a = (rng.uniform(-10, 10, (3, 7)) if dtype == "float64"
+         else rng.integers(-10, 10, (3, 7))).astype(dtype)
+    for ax in (-1, 0):
+        want = np.unwrap(a, period=period, axis=ax)
+        with b.no_compute():
+            x = da.tensor(b.put(a))
+            got = dnp.unwrap(x, period=period, axis=ax)
+        assert got.dtype == want.dtype and b.is_kind(got._data)
+        np.testing.assert_allclose(b.get(got._data), want, rtol=1e-12, atol=1e-12)
+    x = da.tensor(b.put(rng.uniform(-10, 10, 6)), requires_grad=True)
+    with b.no_compute():
+        dnp.unwrap(x, period=period).sum().backward()
+    np.testing.assert_allclose(b.get(x.grad._data), np.ones(6))
+
+
+def test_what_cannot_stay_lazy_says_so() -> None:
+    """NOT_LAZY's errors: a clear NotImplementedError saying what to do, never Dask's
+    AttributeError or a silent compute."""
+    b = Dask()
+    with b.no_compute():
+        x = da.tensor(b.put(np.eye(2)), requires_grad=True)
+        y = x * 1.0
+        for write in (lambda: y.__imatmul__(x), lambda: y.__iadd__(1.0),
+                      lambda: y.__setitem__(0, 2.0)):
+            with pytest.raises(NotImplementedError, match="out-of-place form"):
+                write()
+        with pytest.raises(NotImplementedError, match=r"roots\(p.compute\(\)\)"):
+            dnp.roots(da.tensor(b.put(np.array([1.0, -3.0, 2.0]))))
+
+
+def test_integer_and_boolean_results_stay_lazy() -> None:
+    """The functions' paths for integer and boolean tensors (no derivative) keep a Dask
+    array lazy too (a NumPy scalar becomes a 0-d array: a Dask result stays as it is)."""
+    b = Dask()
+    a = np.arange(12).reshape(3, 4) - 5
+    cases = {"sum": lambda x: dnp.sum(x, axis=0), "max": lambda x: dnp.max(x),
+             "prod": lambda x: dnp.prod(x, axis=1), "any": lambda x: dnp.any(x > 3),
+             "all": lambda x: dnp.all(x > -6, axis=0), "getitem": lambda x: x[[0, 2], 1:],
+             "einsum": lambda x: dnp.einsum("ij,ij->j", x, x)}
+    with b.no_compute():
+        got = {k: f(da.tensor(b.put(a))) for k, f in cases.items()}
+    for k, f in cases.items():
+        assert b.is_kind(got[k]._data), k
+        want = f(da.tensor(a)).numpy()
+        np.testing.assert_array_equal(b.get(got[k]._data), want, err_msg=k)
+
+
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
     from dualad import _backend
 
@@ -452,10 +621,22 @@ def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
 
     import unittest.mock as mock
 
-    with mock.patch.object(_backend, "_kind", lambda a: "cupy" if isinstance(a, FakeGpu)
-                           else "numpy" if isinstance(a, np.ndarray) else None), \
-            pytest.raises(RuntimeError, match="same device"):
-        _backend.namespace(np.ones(2), FakeGpu())
+    class FakeGpuDask:  # a Dask array of CuPy chunks, as _backend sees it
+        pass
+
+    real_kind = _backend._kind
+
+    def kind(a: Any) -> Any:
+        return "cupy" if isinstance(a, FakeGpu) else "dask-cupy" if isinstance(
+            a, FakeGpuDask) else real_kind(a)
+
+    with mock.patch.object(_backend, "_kind", kind):
+        for mixed in [(np.ones(2), FakeGpu()), (x._data, FakeGpu()), (x._data, FakeGpuDask()),
+                      (FakeGpuDask(), x._data, np.ones(2))]:
+            with pytest.raises(RuntimeError, match="same device.*cupy.asarray or .get"):
+                _backend.namespace(*mixed)
+        assert _backend.namespace(FakeGpu(), FakeGpu(), 2.0) is _backend._cupy
+        assert _backend.namespace(FakeGpuDask(), FakeGpu()) is dka  # (both on the GPU)
 
 
 def test_gradient_on_a_local_distributed_cluster() -> None:

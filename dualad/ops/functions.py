@@ -20,6 +20,7 @@ import numpy as np
 from .. import _dispatch as D
 from .._backend import as_array as _as_array
 from .._backend import asarray as _asarray
+from .._backend import is_dask as _is_dask
 from .._backend import like as _device_like
 from .._dispatch import apply
 from .._tensor import Tensor, _made, _make, _warn_dropped
@@ -545,7 +546,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     if dtype is not None:
         a = astype(a, dtype, copy=False)
     if a.dtype.kind in "biu" and dtype is None:
-        return _make(np.asarray(np.sum(a._data, axis=axis, keepdims=keepdims)))
+        return _make(_as_array(np.sum(a._data, axis=axis, keepdims=keepdims)))
     return apply(L.reduce_sum, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
@@ -637,7 +638,7 @@ def _extreme(prim: Any, a: Any, axis: Any, keepdims: bool, name: str) -> Any:
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
     if a.dtype.kind not in "fc":
         fn = np.amax if name == "maximum" else np.amin
-        return _make(np.asarray(fn(a._data, axis=axes, keepdims=keepdims)))
+        return _make(_as_array(fn(a._data, axis=axes, keepdims=keepdims)))
     return apply(prim, a, axis=axes, keepdims=bool(keepdims))
 
 
@@ -703,7 +704,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     if dtype is not None:
         a = astype(a, dtype, copy=False)
     if a.dtype.kind not in "fc":
-        return _make(np.asarray(np.prod(a._data, axis=axis, keepdims=keepdims)))
+        return _make(_as_array(np.prod(a._data, axis=axis, keepdims=keepdims)))
     return apply(R.prod, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
@@ -920,7 +921,7 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     >>> dnp.any(dualad.tensor([0.0, 2.0])), dnp.any(dualad.tensor([[0.0, 0.0], [0.0, 3.0]]), axis=1)
     (tensor(True), tensor([False,  True]))
     """
-    return _make(np.asarray(np.any(_raw(a), axis=axis, keepdims=keepdims)))
+    return _make(_as_array(np.any(_raw(a), axis=axis, keepdims=keepdims)))
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
@@ -931,7 +932,7 @@ def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
     >>> dnp.all(dualad.tensor([1.0, 0.0])), dnp.all(dualad.tensor([[1.0, 0.0], [2.0, 3.0]]), axis=1)
     (tensor(False), tensor([False,  True]))
     """
-    return _make(np.asarray(np.all(_raw(a), axis=axis, keepdims=keepdims)))
+    return _make(_as_array(np.all(_raw(a), axis=axis, keepdims=keepdims)))
 
 
 def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None) -> Any:
@@ -1268,7 +1269,7 @@ def getitem(a: Any, key: Any) -> Any:
     a = asarray_t(a)
     idx = L.Index(key, a.ndim)
     if a.dtype.kind not in "fc":
-        return _make(np.asarray(a._data[idx.key]))
+        return _make(_as_array(a._data[idx.key]))
     return apply(L.getitem, a, idx=idx)
 
 
@@ -1993,7 +1994,7 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
         if len(t) != o.ndim:
             raise ValueError(f"einsum: operand has {o.ndim} dims but subscripts {t!r}")
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
-        return _make(np.asarray(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
+        return _make(_as_array(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
 
 
@@ -2953,6 +2954,9 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None,
     x, xp, fp = asarray_t(x), asarray_t(xp), asarray_t(fp)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError("Data points must be 1D sequences")
+    if x.ndim > 1 and not (x._data.__class__ is np.ndarray and xp._data.__class__ is np.ndarray):
+        # (the points' positions index xp and fp: a lazy index array gathers by one axis)
+        return reshape(interp(ravel(x), xp, fp, left, right, period), x.shape)
     if xp.shape[0] != fp.shape[0]:
         raise ValueError("fp and xp are not of the same length")
     if period is not None:  # NumPy's: one period, sorted, with a point of each neighbour
@@ -3587,9 +3591,34 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
     """
     p = asarray_t(p)
     d = p._data
+    if d.__class__ is not np.ndarray:  # (NumPy's unwrap makes a NumPy array: computes)
+        c = _unwrap_correction(d, discont, axis, period)
+        return (p if p.dtype == c.dtype else astype(p, c.dtype)) + c
     u = np.unwrap(d, discont=discont, axis=axis, period=period)
     out = p if p.dtype == u.dtype else astype(p, u.dtype)
     return out + (u - d.astype(u.dtype))
+
+
+def _unwrap_correction(d: Any, discont: Any, axis: int, period: Any) -> Any:
+    """The multiples of ``period`` that ``numpy.unwrap`` adds to ``d``, by NumPy's steps with
+    functions every kind implements (a Dask ``d`` stays lazy)."""
+    ax = _norm_axis(axis, d.ndim)
+    dd = np.diff(d, axis=ax)
+    discont = period / 2 if discont is None else discont
+    dt = np.result_type(dd.dtype, period)
+    if np.issubdtype(dt, np.integer):
+        hi, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        hi, ambiguous = period / 2, True
+    m = np.mod(dd - -hi, period) + -hi
+    if ambiguous:
+        m = np.where((m == -hi) & (dd > 0), hi, m)
+    c = np.where(np.abs(dd) < discont, 0, m - dd).astype(dt)
+    shp = list(d.shape)
+    shp[ax] = builtins.min(shp[ax], 1)  # (the first entry is kept as it is)
+    first = np.zeros(shp, dt, like=_device_like(d))
+    return np.concatenate([first, np.cumsum(c, axis=ax)], axis=ax)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
@@ -3823,6 +3852,11 @@ def roots(p: Any) -> Any:
     p = atleast_1d(asarray_t(p))
     if p.ndim != 1:
         raise ValueError("Input must be a rank-1 array.")
+    if _is_dask(p._data):
+        raise NotImplementedError(
+            "dualad.numpy.roots of a Dask array: the roots are the eigenvalues of the "
+            "companion matrix (Dask's linalg has no eigvals) and which coefficients lead "
+            "depends on their values; compute the coefficients first: roots(p.compute())")
     nz = np.nonzero(p._data)[0]
     if len(nz) == 0:
         return _make(np.array([]))

@@ -28,6 +28,8 @@ import numpy as np
 
 from .. import _dispatch as D
 from .. import grad_mode as gm
+from .._backend import is_dask as _is_dask
+from .._backend import writeable as _writeable
 from .._dispatch import apply
 from .._tensor import Tensor
 from ..forward_ad import PRIMAL
@@ -50,7 +52,10 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
             "Inplace update to inference tensor outside InferenceMode is not allowed. You can "
             "make a clone to get a normal tensor before doing inplace update (t = t.copy())."
         )
-    if not self._data.flags.writeable:
+    d = self._data
+    if not (d.flags.writeable if d.__class__ is np.ndarray else _writeable(d)):
+        if _is_dask(d):
+            raise _dask_write()
         raise ValueError(
             "in-place write into a Tensor whose data is read-only: it holds one value for "
             "every element (as the gradient of a sum does) or is a read-only view; write "
@@ -70,6 +75,13 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
                            f"{self._data.dtype} tensor")
     check(self, base)
     commit(self, apply(L.setitem, self, value, idx=idx))
+
+
+def _dask_write() -> NotImplementedError:
+    return NotImplementedError(
+        "in-place write into a Tensor of a Dask array (x[...] = v, x += y, x @= y): dualad "
+        "does not rebind a Dask tensor and its views yet; use the out-of-place form "
+        "(y = x + v, y = x @ b, dualad.numpy.where for a masked write)")
 
 
 def check(t: Tensor, base: Tensor | None) -> None:
@@ -242,6 +254,9 @@ def _replay(base: Tensor, fns: tuple[Any, ...]) -> Tensor:
 
 def into(out: Tensor, prim: Any, args: Any) -> Tensor:
     """``prim(*args)`` written into ``out`` (NumPy's ``out=``, and ``x op= y``)."""
+    if out.__class__ is Tensor and out._data.__class__ is not np.ndarray and \
+            _is_dask(out._data):
+        raise _dask_write()  # (before np.may_share_memory, which would compute it)
     if gm.state.grad and (_tracked(out) or any(_tracked(a) for a in args)):
         # A rule may save an input (x **= 2, x *= y): recorded, it reads a copy of what
         # the write is about to change, as torch saves the original self

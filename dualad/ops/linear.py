@@ -21,6 +21,8 @@ import numpy as np
 from .. import _fastpaths
 from .._backend import add_at as _add_at
 from .._backend import broadcast_to as _broadcast_to
+from .._backend import gather as _gather
+from .._backend import is_dask as _is_dask
 from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor
@@ -132,7 +134,16 @@ broadcast_to = _linear1(
 
 
 def _getitem_impl(a: Any, *, idx: Any) -> Any:
-    return a[idx.key]
+    try:
+        return a[idx.key]
+    except NotImplementedError as e:  # (Dask: n-d fancy indexing by NumPy index arrays)
+        return _fancy(a, idx.key, e)
+
+
+def _fancy(a: Any, key: tuple[Any, ...], e: Exception) -> Any:
+    if _is_dask(a) and not any(_is_dask(k) for k in key):
+        return _gather(a, key)
+    raise e  # (a lazy index array: Dask's limit)
 
 
 def _getitem_batch(arrays: Any, nbs: Any, *, idx: Any) -> Any:
@@ -141,7 +152,11 @@ def _getitem_batch(arrays: Any, nbs: Any, *, idx: Any) -> Any:
         return arrays[0][(slice(None),) * nb + idx.key], nb
     # Advanced indices may move their axes to the front: batch axes go last, where
     # an index that names every logical axis leaves them alone.
-    r = move_batch_last(arrays[0], nb)[idx.key]
+    a = move_batch_last(arrays[0], nb)
+    try:
+        r = a[idx.key]
+    except NotImplementedError as e:
+        r = _fancy(a, idx.key, e)
     return move_batch_first(r, nb), nb
 
 
@@ -188,7 +203,21 @@ class Index:
         return f"Index({self.key!r})"
 
 
-getitem = _linear1("getitem", _getitem_impl, _getitem_batch, proxy_aval(_getitem_impl), True)
+_getitem_proxy_aval = proxy_aval(_getitem_impl)
+
+
+def _getitem_aval(args: Any, *, idx: Any) -> Any:
+    if not idx.basic and any(_is_dask(k) and k.dtype.kind in "iu" for k in idx.key):
+        # a lazy index array (interp's positions): its shape and dtype are what the shape
+        # of the gather needs; the zero-strided proxy would compute it
+        key = tuple(np.broadcast_to(np.zeros((), k.dtype), k.shape)
+                    if _is_dask(k) and k.dtype.kind in "iu" else k
+                    for k in idx.key)
+        return proxy_aval(lambda a: a[key])(args)
+    return _getitem_proxy_aval(args, idx=idx)
+
+
+getitem = _linear1("getitem", _getitem_impl, _getitem_batch, _getitem_aval, True)
 
 
 def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:

@@ -953,7 +953,7 @@ def grad(
                 if t.__class__ is EDGE:  # (a GradientEdge: the aval of that output)
                     n, nr = t
                     t = n.variable if n.__class__ is AccumulateGrad else \
-                        _make(np.empty(*n.out_avals[nr]))
+                        _make(np.empty(*n.out_avals[nr], like=_like(cts[0]._data)))
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
                 g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
                 if create_graph:  # (differentiable further, as torch's zeros are)
