@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _fastpaths
+from . import _backend, _fastpaths
 from . import grad_mode as _gm
 from ._tensor import Tensor, _make, _Meta
 
@@ -236,8 +236,9 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     else:
         try:
             out = prim.impl(*arrays, **params)
-        except ValueError as e:
-            raise mismatch(prim, *arrays, e) if len(arrays) == 2 else e from None
+        except (ValueError, TypeError) as e:
+            raise mismatch(prim, *arrays, e) if len(arrays) == 2 else devices(prim, arrays, e) \
+                from None
         onb = 0
     if prim.multi:
         return tuple(_wrap(o, onb) for o in out)
@@ -247,8 +248,11 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     return t
 
 
-def mismatch(prim: Primitive, a: Any, b: Any, e: ValueError) -> ValueError:
-    """NumPy's broadcasting error of a binary operation, saying which one and the shapes."""
+def mismatch(prim: Primitive, a: Any, b: Any, e: Exception) -> Exception:
+    """NumPy's error of a binary operation said clearly: broadcasting's (which operation,
+    the shapes), or the TypeError of arrays on two devices (``devices``)."""
+    if e.__class__ is not ValueError:
+        return devices(prim, (a, b), e)
     if "broadcast" not in str(e):
         return e
     sa, sb = np.shape(a), np.shape(b)
@@ -257,6 +261,18 @@ def mismatch(prim: Primitive, a: Any, b: Any, e: ValueError) -> ValueError:
         "(broadcasting aligns trailing axes; each pair of sizes must be equal or one of them "
         "1). Reshape one operand, e.g. x[:, None], or check which arrays you combine."
     )
+
+
+def devices(prim: Primitive, arrays: Any, e: Exception) -> Exception:
+    """``e`` (a TypeError of ``prim`` on ``arrays``), or, where the arrays are on two
+    devices (CuPy refuses a NumPy operand with a TypeError naming neither), the error that
+    says so."""
+    if e.__class__ is TypeError:
+        try:
+            _backend.namespace(*arrays)
+        except RuntimeError as err:
+            return RuntimeError(f"{prim.name}: {err}")
+    return e
 
 
 def _wrap(out: Any, nb: int) -> Tensor:

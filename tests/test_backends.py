@@ -639,6 +639,47 @@ def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
         assert _backend.namespace(FakeGpuDask(), FakeGpu()) is dka  # (both on the GPU)
 
 
+
+class _GpuLike(np.ndarray):
+    """What an operation sees of a CuPy array, without a GPU: it refuses a NumPy operand
+    with a TypeError that names neither device (as CuPy's ``Unsupported type``)."""
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kw: Any) -> Any:
+        if any(type(a) is np.ndarray for a in inputs):
+            raise TypeError(f"Unsupported type {np.ndarray}")
+        return getattr(ufunc, method)(*[a.view(np.ndarray) if isinstance(a, _GpuLike) else a
+                                        for a in inputs], **kw).view(_GpuLike)
+
+
+@pytest.mark.parametrize("how", ["operator", "reflected", "function", "dual", "recorded",
+                                 "general"])
+def test_an_operation_on_two_devices_says_so(how: str, monkeypatch: Any) -> None:
+    from dualad import _backend
+    from dualad._tensor import _make
+
+    real_kind = _backend._kind
+    monkeypatch.setattr(_backend, "_kind", lambda a: "cupy" if isinstance(a, _GpuLike)
+                        else real_kind(a))
+    gpu, cpu = _make(np.arange(3.0).view(_GpuLike)), da.tensor([1.0, 2.0, 3.0])
+    name = "matmul" if how == "general" else "add"
+    with pytest.raises(RuntimeError, match=rf"{name}: .*same device.*CPU \(NumPy\) and GPU"):
+        if how == "operator":
+            gpu + cpu
+        elif how == "reflected":
+            cpu + gpu
+        elif how == "function":
+            dnp.add(cpu, gpu)
+        elif how == "dual":  # (the hot code's dual path)
+            with da.dual_level():
+                da.make_dual(cpu, da.ones(3)) + gpu
+        elif how == "recorded":
+            cpu.requires_grad_() + gpu
+        else:  # (apply's general way: a primitive without hot code)
+            dnp.matmul(gpu, cpu)
+    assert (gpu + gpu)._data.__class__ is _GpuLike  # (one device: as it was)
+    with pytest.raises(TypeError, match="did not contain a loop"):  # another TypeError: as it is
+        dnp.add(cpu, "x")
+
 def test_gradient_on_a_local_distributed_cluster() -> None:
     """The graph of a gradient pickles and runs on worker processes."""
     distributed = pytest.importorskip("distributed")

@@ -618,7 +618,7 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
         y = prim.impl(xa, xb)
     except _FP:  # (the general way computes it again, in the user's error state)
         return None
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise _D.mismatch(prim, xa, xb, e) from None
     return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
@@ -818,7 +818,8 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
     if not L:
         try:
             y = impl(a, b)
-        except ValueError as e:  # (free until raised: name the operation and the shapes)
+        except (ValueError, TypeError) as e:  # (free until raised: name the operation and
+            # the shapes, or the devices)
             raise _mismatch(prim, a, b, e) from None
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
@@ -830,7 +831,7 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
     rg = (LA and A._rg) or (LB and B._rg)  # (a dual that requires grad: its primal is recorded)
     try:
         y = impl(a, b)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise _mismatch(prim, a, b, e) from None
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
