@@ -598,7 +598,8 @@ def test_integer_and_boolean_results_stay_lazy() -> None:
     cases = {"sum": lambda x: dnp.sum(x, axis=0), "max": lambda x: dnp.max(x),
              "prod": lambda x: dnp.prod(x, axis=1), "any": lambda x: dnp.any(x > 3),
              "all": lambda x: dnp.all(x > -6, axis=0), "getitem": lambda x: x[[0, 2], 1:],
-             "einsum": lambda x: dnp.einsum("ij,ij->j", x, x)}
+             "einsum": lambda x: dnp.einsum("ij,ij->j", x, x),
+             "norm-0": lambda x: dnp.linalg.norm(x * 1.0, 0, axis=0)}  # (a count of nonzeros)
     with b.no_compute():
         got = {k: f(da.tensor(b.put(a))) for k, f in cases.items()}
     for k, f in cases.items():
@@ -606,6 +607,29 @@ def test_integer_and_boolean_results_stay_lazy() -> None:
         want = f(da.tensor(a)).numpy()
         np.testing.assert_array_equal(b.get(got[k]._data), want, err_msg=k)
 
+
+
+def test_edge_cases_make_arrays_of_the_inputs_kind() -> None:
+    """Empty results and a cumulative sum's initial block are made of the inputs' kind
+    (Strict chunks directly: a plain NumPy array there meets them, or comes back)."""
+    from dualad._tensor import _make
+
+    a = np.arange(1.0, 7.0).reshape(3, 2)
+    x = _make(a.copy().view(Strict))
+    cases = {
+        "cumulative_sum": (lambda x: dnp.cumulative_sum(x, axis=1, include_initial=True),
+                           lambda a: np.cumulative_sum(a, axis=1, include_initial=True)),
+        "vander-0": (lambda x: dnp.vander(x[:, 0], 0), lambda a: np.vander(a[:, 0], 0)),
+        "resize-0": (lambda x: dnp.resize(x, (0, 2)), lambda a: np.resize(a, (0, 2))),
+        "polydiv": (lambda x: dnp.polydiv(x[:1, 0], x[:, 0])[0],
+                    lambda a: np.polydiv(a[:1, 0], a[:, 0])[0]),
+        "lstsq-resid": (lambda x: dnp.linalg.lstsq(x[:2], x[:2, 0])[1],
+                        lambda a: np.linalg.lstsq(a[:2], a[:2, 0])[1]),
+    }
+    for k, (f, g) in cases.items():
+        got = f(x)._data
+        assert got.__class__ is Strict, k
+        np.testing.assert_allclose(got.view(np.ndarray), g(a), err_msg=k)
 
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
     from dualad import _backend

@@ -3122,7 +3122,8 @@ def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
     if include_initial:
         shp = list(out.shape)
         shp[ax] = 1
-        out = concatenate([_make(np.full(shp, initial, out.dtype)), out], axis=ax)
+        out = concatenate([_make(np.full(shp, initial, out.dtype, like=_device_like(out._data))),
+                           out], axis=ax)
     return out
 
 
@@ -3641,7 +3642,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     dt = np.promote_types(x.dtype, int)
     x = astype(x, dt, copy=False)
     if n == 0:
-        return _make(np.empty((x.shape[0], 0), dt))
+        return _make(np.empty((x.shape[0], 0), dt, like=_device_like(x._data)))
     cols = concatenate([_make(np.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
@@ -3767,7 +3768,7 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
         d = scale * getitem(r, k)
         qs.append(d)
         r = r - pad(d * v, (k, m - n - k))
-    q = stack(qs) if qs else _make(np.zeros(1, dt))
+    q = stack(qs) if qs else _make(np.zeros(1, dt, like=_device_like(u._data)))
     while np.allclose(r._data[0], 0, rtol=1e-14) and r.shape[-1] > 1:
         r = getitem(r, (slice(1, None),))
     return q, r
@@ -3933,5 +3934,5 @@ def resize(a: Any, new_shape: Any) -> Any:
     if builtins.any(s < 0 for s in shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
     if a.size == 0 or n == 0:
-        return _make(np.zeros(shape, a.dtype))
+        return _make(np.zeros(shape, a.dtype, like=_device_like(a._data)))
     return reshape(take(a, np.arange(n) % a.size), shape)

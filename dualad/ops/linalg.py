@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import as_array as _as_array
 from .._backend import like as _like
 from .._backend import namespace
 from .._dispatch import Primitive, apply
@@ -846,7 +847,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
             raise NotImplementedError(
                 "dualad: qr(mode='raw') returns Householder reflectors, which have no "
                 "derivative in dualad; use mode='reduced'")
-        return tuple(_make(np.asarray(x)) for x in np.linalg.qr(a._data, mode="raw"))
+        return tuple(_make(_as_array(x)) for x in np.linalg.qr(a._data, mode="raw"))
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unrecognized mode '{mode}'")
     res = QRResult(*apply(qr_p, a, mode="complete" if mode == "complete" else "reduced"))
@@ -895,7 +896,7 @@ def _vec_norm(x: Tensor, ord: Any, axis: tuple[int, ...], keepdims: bool) -> Any
         return F.amin(ax, axis=axis, keepdims=keepdims)
     if ord == 0:
         nz = (x._data != 0).astype(_real_dtype(x.dtype))
-        return _make(np.asarray(nz.sum(axis=axis, keepdims=keepdims)))
+        return _make(_as_array(nz.sum(axis=axis, keepdims=keepdims)))
     if ord == 1:
         return F.sum(ax, axis=axis, keepdims=keepdims)
     p = float(ord)
@@ -1116,8 +1117,8 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     tensor(1)
     """
     A = F.asarray_t(A)
-    return _make(np.asarray(np.linalg.matrix_rank(A._data, tol=tol, hermitian=hermitian,
-                                                  rtol=rtol)))
+    return _make(_as_array(np.linalg.matrix_rank(A._data, tol=tol, hermitian=hermitian,
+                                                 rtol=rtol)))
 
 
 def cond(x: Any, p: Any = None) -> Any:
@@ -1291,7 +1292,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
         r = B - F.matmul(a, x)
         resid = F.sum(F.real(r * F.conj(r)) if _is_c(r) else r * r, axis=0)
     else:
-        resid = _make(np.empty((0,), _real_dtype(dt)))
+        resid = _make(np.empty((0,), _real_dtype(dt), like=_like(a._data)))
     if vec:
         x = x[..., 0]
     return x, resid, np.int32(rank), s
