@@ -912,9 +912,12 @@ _HEADS = {
              "    if params or len(args) != {n}:\n"
              "        return _apply(prim, *args, **params)\n"
              "    {unpack} = args", "_apply(prim, *args)"),
-    "op": ("def op_{name}({ab}):\n    args = ({ab},)", "_apply(prim, *args)"),
-    "rop": ("def rop_{name}(B, A):\n    args = (A, B)", "_apply(prim, *args)"),  # (y * x)
+    "op": ("def op_{name}({ab}):", "_apply(prim, {ab})"),
+    "rop": ("def rop_{name}(B, A):", "_apply(prim, A, B)"),  # (y * x)
 }
+# The operators' arguments as a tuple, made only where one is passed on (a decline, a
+# record): most calls need none (the hot head and ``call`` are given theirs).
+_ARGS = {"op": "({ab},)", "rop": "(A, B)"}
 
 
 def _hot_source(name: str, srcs: tuple[str, ...], kind: str) -> str | None:
@@ -924,9 +927,20 @@ def _hot_source(name: str, srcs: tuple[str, ...], kind: str) -> str | None:
     if n not in (1, 2):
         return None
     head, decline = _HEADS[kind]
-    head = head.format(name=name, n=n, unpack="A, B" if n == 2 else "(A,)",
-                       ab="A, B" if n == 2 else "A")
-    if n == 1:
+    ab = _ab(n)
+    head = head.format(name=name, n=n, unpack="A, B" if n == 2 else "(A,)", ab=ab)
+    decline = decline.format(ab=ab)
+    code = _unary_or_binary_source(srcs, head, decline)
+    args = _ARGS.get(kind)
+    return code if args is None else code.replace("(prim, args, ", f"(prim, {args.format(ab=ab)}, ")
+
+
+def _ab(n: int) -> str:
+    return "A, B" if n == 2 else "A"
+
+
+def _unary_or_binary_source(srcs: tuple[str, ...], head: str, decline: str) -> str:
+    if len(srcs) == 1:
         return _UNARY_HOT.format(head=head, decline=decline, tt=_term_src(srcs[0], "A._t"),
                                  plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
     ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
@@ -990,7 +1004,7 @@ def variant(prim: Any, kind: str) -> Any:
     if fn is None:
         code = _hot_source(prim.name, prim.formulas, kind)
         fn = made[kind] = _compiled(code, f"{kind}_{prim.name}", prim.hot.__globals__,
-                                    _HEADS[kind][1])
+                                    _HEADS[kind][1].format(ab=_ab(len(prim.formulas))))
     return fn
 
 
