@@ -3591,18 +3591,14 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * n
     (tensor([ 0., -1., -2.]), tensor([1., 1., 1.]))
     """
     p = asarray_t(p)
-    d = p._data
-    if d.__class__ is not np.ndarray:  # (NumPy's unwrap makes a NumPy array: computes)
-        c = _unwrap_correction(d, discont, axis, period)
-        return (p if p.dtype == c.dtype else astype(p, c.dtype)) + c
-    u = np.unwrap(d, discont=discont, axis=axis, period=period)
-    out = p if p.dtype == u.dtype else astype(p, u.dtype)
-    return out + (u - d.astype(u.dtype))
+    c = _unwrap_correction(p._data, discont, axis, period)
+    return (p if p.dtype == c.dtype else astype(p, c.dtype)) + c
 
 
 def _unwrap_correction(d: Any, discont: Any, axis: int, period: Any) -> Any:
     """The multiples of ``period`` that ``numpy.unwrap`` adds to ``d``, by NumPy's steps with
-    functions every kind implements (a Dask ``d`` stays lazy)."""
+    functions every kind implements (``numpy.unwrap`` itself makes a NumPy array: a Dask
+    ``d`` stays lazy this way)."""
     ax = _norm_axis(axis, d.ndim)
     dd = np.diff(d, axis=ax)
     discont = period / 2 if discont is None else discont
