@@ -107,7 +107,8 @@ sphinx_gallery_conf = {
     "plot_gallery": os.environ.get("DUALAD_DOCS_GALLERY", "1") != "0",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    # a learning path, first steps first (docs/_ext/gallery_order.py)
+    "within_subsection_order": "gallery_order.learning_path",
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "abort_on_example_error": True,
