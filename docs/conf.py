@@ -31,11 +31,17 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax served with the site (the docs extra has it)
     "sphinx.ext.viewcode",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "dualad_run",
+    "dualad_offline",  # the built pages load nothing from another host
 ]
+
+# MathJax 3 from the site's own _static/mathjax (copied there by sphinx-mathjax-offline),
+# not from a CDN: math renders without a network.
+mathjax_path = "mathjax/tex-chtml.js"
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
@@ -57,6 +63,17 @@ numpydoc_xref_param_type = False
 # numpydoc validates only structure it can parse; keep its checks to what the
 # docstrings promise (a summary and an Examples section are checked by the tests).
 numpydoc_validation_checks: set[str] = set()
+
+
+def _ufunc_signature(app, what, name, obj, options, signature, return_annotation):  # noqa: ANN001
+    """A ufunc of ``dualad.numpy`` is a callable object taking ``*args``: show it as its
+    docstring's Parameters name its arguments (``sin(x)``, ``add(a, b)``)."""
+    from dualad.ops.elementwise import Ufunc
+
+    if what == "function" and isinstance(obj, Ufunc):  # (its page; autosummary's table: data)
+        return ("(x)" if obj.nin == 1 else "(a, b)"), None
+    return None
+
 
 # --- intersphinx: only when the inventories can be fetched -------------------------------
 # A machine without network (CI here reaches only package registries) would turn the
@@ -90,7 +107,8 @@ sphinx_gallery_conf = {
     "plot_gallery": os.environ.get("DUALAD_DOCS_GALLERY", "1") != "0",
     "download_all_examples": False,
     "remove_config_comments": True,
-    "within_subsection_order": "FileNameSortKey",
+    # a learning path, first steps first (docs/_ext/gallery_order.py)
+    "within_subsection_order": "gallery_order.learning_path",
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "abort_on_example_error": True,
@@ -105,10 +123,16 @@ html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 html_theme_options = {
     "navigation_with_keys": False,
-    "header_links_before_dropdown": 5,
+    # one row at 1280 px: four sections, the rest under "More", and the search as an icon
+    "header_links_before_dropdown": 4,
+    "navbar_persistent": ["search-button"],
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": [],
 }
 html_show_sourcelink = False
+
+
+def setup(app):  # noqa: ANN001, ANN201
+    app.connect("autodoc-process-signature", _ufunc_signature)

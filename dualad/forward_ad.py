@@ -124,14 +124,18 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
 
     Parameters
     ----------
-    tensor : Tensor or array of a floating or complex dtype (the primal).
-    tangent : same shape as ``tensor`` (or ``(B,) + tensor.shape`` when
+    tensor : Tensor or array_like
+        The primal, of a floating or complex dtype.
+    tangent : Tensor or array_like
+        Of the same shape as ``tensor`` (or ``(B,) + tensor.shape`` when
         ``batched``), floating or complex; a real tangent of a complex primal is
         promoted.
-    level : the level (default: the innermost live one).
-    batched : the tangent carries a leading axis of B tangents, all pushed in
-        one pass; every tangent derived from it then has shape ``(B,) + shape``.
-        Only one batched level may be live at a time.
+    level : int, optional
+        The level (default: the innermost live one).
+    batched : bool, default False
+        The tangent carries a leading axis of B tangents, all pushed in one pass;
+        every tangent derived from it then has shape ``(B,) + shape``. Only one
+        batched level may be live at a time.
 
     Examples
     --------

@@ -193,11 +193,15 @@ class profile:
 
     Parameters
     ----------
-    enabled : profile at all (False: a block that does nothing).
-    record_shapes : keep each event's input shapes (``key_averages(
-        group_by_input_shape=True)`` groups by them).
-    profile_memory : keep the bytes each event's result holds.
-    with_stack : keep the Python stack of each event's call.
+    enabled : bool
+        Profile at all (False: a block that does nothing).
+    record_shapes : bool
+        Keep each event's input shapes (``key_averages(group_by_input_shape=True)``
+        groups by them).
+    profile_memory : bool
+        Keep the bytes each event's result holds.
+    with_stack : bool
+        Keep the Python stack of each event's call.
 
     Examples
     --------

@@ -147,3 +147,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/dask_gradient.png'

@@ -1,11 +1,11 @@
-"""
+r"""
 Find the operation that produces a NaN gradient with anomaly detection
 ======================================================================
 
 A loss that looks harmless -- the Euclidean norm of each row, computed as
-``sqrt(sum(x**2))`` -- has a NaN gradient when a row is all zeros: sqrt's
+:math:`\sqrt{\sum_j x_{ij}^2}` -- has a NaN gradient when a row is all zeros: sqrt's
 derivative is infinite at 0, and the square's backward multiplies that
-infinity by 2x = 0. Without anomaly detection backward quietly writes NaN into
+infinity by :math:`2x = 0`. Without anomaly detection backward quietly writes NaN into
 ``.grad``; with ``dualad.detect_anomaly()`` it stops at the node that made the
 NaN (``SquareBackward0``) and shows where in the forward pass it was recorded.
 
@@ -66,3 +66,5 @@ print(x.grad)
 if found is None or "SquareBackward0" not in found or not trace or "row_norms" not in trace[0] \
         or not np.isfinite(x.grad.numpy()).all():
     sys.exit(1)
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/find_nan.png'

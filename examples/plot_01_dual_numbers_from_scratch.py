@@ -1,9 +1,9 @@
-"""
+r"""
 Dual numbers from scratch, then the same with dualad
 ====================================================
 
 Forward-mode automatic differentiation in one idea: compute with pairs
-``(value, derivative)`` — *dual numbers* ``a + b ε`` with ``ε² = 0`` — and
+(value, derivative) — *dual numbers* :math:`a + b\varepsilon` with :math:`\varepsilon^2 = 0` — and
 every arithmetic rule becomes the chain rule. We write a complete little
 implementation in plain Python (one class, a few functions), differentiate a
 function with it, and then do the same with dualad, which applies the same idea
@@ -21,9 +21,10 @@ import dualad.numpy as dnp
 # %%
 # A dual number
 # -------------
-# ``Dual(a, b)`` stands for ``a + b ε``. Multiplying two of them and dropping
-# ``ε²`` gives ``(a c) + (a d + b c) ε``: the product rule. Each method below is
-# one line of calculus.
+# ``Dual(a, b)`` stands for :math:`a + b\varepsilon`. Multiplying two of them and
+# dropping :math:`\varepsilon^2` gives
+# :math:`(a + b\varepsilon)(c + d\varepsilon) = ac + (ad + bc)\varepsilon`: the product rule.
+# Each method below is one line of calculus.
 
 
 class Dual:
@@ -117,7 +118,7 @@ assert math.isclose(derivative(f_scratch, 1.0), f_prime_exact(1.0), rel_tol=1e-1
 # --------------------
 # dualad's dual tensors do this for whole arrays: the function is written with
 # ``dualad.numpy``, the tangent is an array, and one pass with a tangent of ones
-# gives ``f'`` at every point (the function is elementwise, so its Jacobian is
+# gives :math:`f'` at every point (the function is elementwise, so its Jacobian is
 # diagonal).
 
 
@@ -140,7 +141,7 @@ print("max |dualad - scratch| over the grid:", np.abs(d_dualad - d_scratch).max(
 # ----------------------------------
 # A dual whose parts are themselves duals carries a second derivative (the
 # functions above recurse into the parts). dualad makes the nesting explicit with
-# nested ``dual_level`` blocks, each level a separate ε, so that tangents of
+# nested ``dual_level`` blocks, each level a separate :math:`\varepsilon`, so that tangents of
 # different levels are never confused.
 
 d2_scratch = f_scratch(Dual(Dual(1.0, 1.0), Dual(1.0, 0.0))).deriv.deriv

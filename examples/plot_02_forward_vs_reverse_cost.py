@@ -1,10 +1,10 @@
-"""
+r"""
 Forward vs reverse mode: what a Jacobian costs
 ==============================================
 
-For ``f: R^n -> R^m``, forward mode gives one *column* ``J u`` of the Jacobian
-per pass, reverse mode one *row* ``v^T J``. A whole Jacobian takes ``n``
-forward passes or ``m`` reverse passes, so forward mode wins for few inputs
+For :math:`f: \mathbb{R}^n \to \mathbb{R}^m`, forward mode gives one *column* :math:`J u` of the
+Jacobian per pass, reverse mode one *row* :math:`v^T J`. A whole Jacobian takes :math:`n`
+forward passes or :math:`m` reverse passes, so forward mode wins for few inputs
 and many outputs, reverse mode for many inputs and few outputs — a scalar
 loss of a million parameters needs one reverse pass. Here we measure it.
 
@@ -53,17 +53,17 @@ def measure(n, m):
 
 sizes = [1, 2, 4, 8, 16, 32, 64]
 # %%
-# Many inputs, one output: ``n`` grows, ``m = 1``.
+# Many inputs, one output: :math:`n` grows, :math:`m = 1`.
 wide = np.array([measure(n, 1) for n in sizes])
 # %%
-# One input, many outputs: ``m`` grows, ``n = 1``.
+# One input, many outputs: :math:`m` grows, :math:`n = 1`.
 tall = np.array([measure(1, m) for m in sizes])
 print("every Jacobian, by either mode, matched the closed form")
 
 # %%
 # Each pass costs about the same here (the function is small), so the number
-# of passes decides: forward mode's time grows with ``n``, reverse mode's with
-# ``m``.
+# of passes decides: forward mode's time grows with :math:`n`, reverse mode's with
+# :math:`m`.
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
 for ax, data, label in ((axes[0], wide, "inputs n (outputs m = 1)"),

@@ -1,4 +1,4 @@
-"""
+r"""
 Reverse mode is the transpose of forward mode, shown
 ====================================================
 
@@ -7,7 +7,7 @@ JVP rule is linear in the tangent, so it can be written as a small program of
 linear operations; reverse mode runs that program *transposed*. This example
 prints the recorded program of a small function and its transpose, draws the
 graph with what each node saved, and checks the defining identity of a
-transpose, ``<v, J u> = <J^T v, u>``, on the whole Jacobian.
+transpose, :math:`\langle v, J u\rangle = \langle J^T v, u\rangle`, on the whole Jacobian.
 """
 
 import shutil
@@ -59,8 +59,8 @@ assert "ExpBackward0" in dot and "TanhBackward0" in dot and "MatmulBackward0" in
 # %%
 # Rows by reverse mode, columns by forward mode
 # ---------------------------------------------
-# Forward mode gives ``J e_j`` (column ``j``), the transposed program gives
-# ``J^T e_i`` (row ``i``). They are the same matrix.
+# Forward mode gives :math:`J e_j` (column :math:`j`), the transposed program gives
+# :math:`J^T e_i` (row :math:`i`). They are the same matrix.
 
 J_cols = np.stack([F.jvp(f, da.tensor(x0), da.tensor(e))[1].numpy() for e in np.eye(3)], axis=1)
 J_rows = np.stack([F.vjp(f, da.tensor(x0), da.tensor(e))[1].numpy() for e in np.eye(4)], axis=0)

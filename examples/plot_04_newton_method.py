@@ -4,7 +4,7 @@ Newton's method with ``jacobian``, ``jvp`` and ``hessian``
 
 Newton's method needs derivatives that are *exact*: with them it converges
 quadratically (the number of correct digits doubles each step). We solve a
-nonlinear system ``F(x) = 0`` with the Jacobian from forward mode, then
+nonlinear system :math:`F(x) = 0` with the Jacobian from forward mode, then
 minimize a function with its gradient and Hessian, and watch the error fall.
 """
 
@@ -18,8 +18,8 @@ import dualad.numpy as dnp
 # %%
 # A nonlinear system
 # ------------------
-# The intersections of a circle and a curve: ``x^2 + y^2 = 4`` and
-# ``exp(x) + y = 1``. Each step solves ``J(x) dx = -F(x)``; the Jacobian is
+# The intersections of a circle and a curve: :math:`x^2 + y^2 = 4` and
+# :math:`e^x + y = 1`. Each step solves :math:`J(x)\, dx = -F(x)`; the Jacobian is
 # two forward-mode passes (one per input).
 
 
@@ -47,9 +47,9 @@ J_exact = np.array([[2 * root[0], 2 * root[1]], [np.exp(root[0]), 1.0]])
 assert np.allclose(F.jacfwd(Fsys)(root).numpy(), J_exact)
 
 # %%
-# A matrix-free Newton step uses ``jvp`` only: ``J dx`` is one forward pass,
-# so a Krylov solver never needs ``J`` itself. For two unknowns we just build
-# ``J`` from two JVPs, and check it against the Jacobian above.
+# A matrix-free Newton step uses ``jvp`` only: :math:`J\, dx` is one forward pass,
+# so a Krylov solver never needs :math:`J` itself. For two unknowns we just build
+# :math:`J` from two JVPs, and check it against the Jacobian above.
 J_from_jvps = np.stack([F.jvp(Fsys, da.tensor(root), da.tensor(e))[1].numpy()
                         for e in np.eye(2)], axis=1)
 assert np.allclose(J_from_jvps, J_exact)
@@ -57,7 +57,7 @@ assert np.allclose(J_from_jvps, J_exact)
 # %%
 # Minimization: gradient and Hessian
 # ----------------------------------
-# Himmelblau's function has four minima. Newton's step is ``-H^{-1} g``.
+# Himmelblau's function has four minima. Newton's step is :math:`-H^{-1} g`.
 
 
 def himmelblau(v):
@@ -84,7 +84,7 @@ H_exact = np.array([[12 * x**2 + 4 * y - 42, 4 * (x + y)], [4 * (x + y), 12 * y*
 assert np.allclose(F.hessian(himmelblau, path[-1]).numpy(), H_exact)
 
 # %%
-# Quadratic convergence: ``e_{k+1} ~ C e_k^2``, so ``log e`` falls ever faster.
+# Quadratic convergence: :math:`e_{k+1} \approx C e_k^2`, so :math:`\log e` falls ever faster.
 err_root = np.linalg.norm(roots - root, axis=1)
 err_min = np.linalg.norm(path - np.array([3.0, 2.0]), axis=1)
 k = np.flatnonzero((err_min[:-1] > 1e-6) & (err_min[1:] > 1e-13))

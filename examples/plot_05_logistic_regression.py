@@ -37,7 +37,7 @@ def loss_fn(w):
 
 
 # %%
-# The gradient, checked once against its closed form ``X^T (sigmoid(X w) - y) / n``.
+# The gradient, checked once against its closed form :math:`X^T (\sigma(X w) - y) / n`.
 w = da.tensor(rng.standard_normal(6) * 0.1, requires_grad=True)
 loss_fn(w).backward()
 w0 = w.detach().numpy()
@@ -64,7 +64,7 @@ assert losses[-1] < 0.6 * losses[0] and accuracy > 0.85
 assert all(b <= a + 1e-12 for a, b in zip(losses, losses[1:], strict=False))  # monotone
 
 # %%
-# The loss curve and the boundary ``w . phi(x, y) = 0``.
+# The loss curve and the boundary :math:`w \cdot \phi(x, y) = 0`.
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
 a1.plot(losses)
 a1.set_xlabel("step")

@@ -4,10 +4,10 @@ Newton-CG with Hessian-vector products, against BFGS
 
 ``scipy.optimize.minimize`` takes a gradient (``jac``) and, for Newton-CG, a
 Hessian-vector product (``hessp``). dualad gives both exactly: the gradient
-by reverse mode, ``H v`` by forward-over-reverse (``dualad.functional.hvp``),
+by reverse mode, :math:`H v` by forward-over-reverse (``dualad.functional.hvp``),
 without ever forming the Hessian. On a badly scaled problem — regularized
 logistic regression whose 100 features range over two orders of magnitude —
-Newton-CG with exact ``H v`` needs a handful of iterations where BFGS, which
+Newton-CG with exact :math:`H v` needs a handful of iterations where BFGS, which
 builds its curvature from gradients alone, needs many.
 """
 
@@ -46,7 +46,8 @@ def hessp(w, v):
 
 # %%
 # First, the derivatives against their closed forms:
-# ``g = X^T (s - y) / m + lam w`` and ``H v = X^T (s (1 - s) X v) / m + lam v``.
+# :math:`g = X^T (s - y) / m + \lambda w` and
+# :math:`H v = X^T (s (1 - s) \odot X v) / m + \lambda v`.
 w_test, v_test = rng.standard_normal(n) * 0.01, rng.standard_normal(n)
 s = 1 / (1 + np.exp(-X @ w_test))
 assert np.allclose(jac(w_test), X.T @ (s - y) / m + lam * w_test, rtol=1e-10)

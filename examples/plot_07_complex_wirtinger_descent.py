@@ -1,13 +1,13 @@
-"""
+r"""
 Gradient descent on complex numbers: the conjugate Wirtinger gradient
 =====================================================================
 
-For a real loss ``L`` of a complex ``z = x + iy``, dualad's gradient is
-``dL/dx + i dL/dy`` — twice the *conjugate* Wirtinger derivative
-``dL/d(conj z)``. It points uphill in the plane, so plain gradient descent
+For a real loss :math:`L` of a complex :math:`z = x + iy`, dualad's gradient is
+:math:`\partial L/\partial x + i\, \partial L/\partial y` — twice the *conjugate* Wirtinger
+derivative :math:`\partial L/\partial \bar z`. It points uphill in the plane, so plain gradient descent
 ``z <- z - lr * z.grad`` works on complex parameters as on real ones. We find
-the square roots of ``c = 1 + 2i`` by minimizing ``|z^2 - c|^2``, and show
-what goes wrong with the other convention (``dL/dz``, the conjugate).
+the square roots of :math:`c = 1 + 2i` by minimizing :math:`|z^2 - c|^2`, and show
+what goes wrong with the other convention (:math:`\partial L/\partial z`, the conjugate).
 """
 
 import matplotlib.pyplot as plt
@@ -31,7 +31,7 @@ def gradient(z0):
 
 # %%
 # The gradient's parts are the partial derivatives along x and y (checked by
-# finite differences), and in closed form it is ``2 conj(2z) (z^2 - c)``.
+# finite differences), and in closed form it is :math:`2\, \overline{2z}\, (z^2 - c)`.
 z0 = -1.5 + 0.4j
 h = 1e-6
 Lf = lambda w: L(da.tensor(w)).item()

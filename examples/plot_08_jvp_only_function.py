@@ -54,7 +54,7 @@ print("gradient by transposing the jvp:\n", np.round(x.grad.numpy(), 6))
 assert np.allclose(x.grad.numpy(), x_ref.grad.numpy(), rtol=1e-13, atol=1e-15)
 
 # %%
-# The whole Jacobian of one row, both ways, and its closed form diag(s) - s s^T.
+# The whole Jacobian of one row, both ways, and its closed form :math:`\operatorname{diag}(s) - s s^T`.
 row = x0[0]
 J_fwd = F.jacfwd(Softmax.apply)(row).numpy()
 J_rev = F.jacrev(Softmax.apply)(row).numpy()
@@ -95,3 +95,5 @@ try:
 except RuntimeError as e:
     print("error:", e)
     assert "not linear" in str(e) and "sin" in str(e)
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/jvp_only_function.png'

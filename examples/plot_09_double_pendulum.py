@@ -1,13 +1,13 @@
-"""
+r"""
 The double pendulum: equations of motion from a Lagrangian
 ==========================================================
 
 The Euler–Lagrange equations need the derivatives of the Lagrangian
-``L(theta, omega)``: with ``M = d2L/domega2`` (the mass matrix) and
-``C = d2L/domega dtheta``, the accelerations solve
-``M alpha = dL/dtheta - C omega``. We write ``L`` once in SymPy, compile it to
-a dualad function with :func:`dualad.sympy.lambdify`, get ``dL/dtheta``, ``M``
-and ``C`` from dualad's gradient and Hessian, cross-check them and the
+:math:`L(\theta, \omega)`: with :math:`M = \partial^2 L/\partial\omega^2` (the mass matrix) and
+:math:`C = \partial^2 L/\partial\omega\,\partial\theta`, the accelerations solve
+:math:`M \alpha = \partial L/\partial\theta - C \omega`. We write :math:`L` once in SymPy, compile it to
+a dualad function with :func:`dualad.sympy.lambdify`, get :math:`\partial L/\partial\theta`, :math:`M`
+and :math:`C` from dualad's gradient and Hessian, cross-check them and the
 accelerations against SymPy's symbolic equations of motion, and simulate.
 """
 
@@ -27,14 +27,14 @@ L_sym = T - V
 state = [th1, th2, w1, w2]
 
 # %%
-# The symbolic cross-check of dualad's gradient and Hessian of ``L`` (every
+# The symbolic cross-check of dualad's gradient and Hessian of :math:`L` (every
 # mode, random states):
 report = dsym.check(L_sym, state, order=2, n_points=3, seed=1)
 print(report)
 assert report.ok
 
 # %%
-# Accelerations by dualad: one gradient and one Hessian of the compiled ``L``.
+# Accelerations by dualad: one gradient and one Hessian of the compiled :math:`L`.
 L_fn = dsym.lambdify(L_sym, state)
 
 
@@ -72,7 +72,7 @@ print("accelerations at the start, dualad:", accelerations(q0), " SymPy:", np.ar
 
 # %%
 # Simulation (fourth-order Runge–Kutta) with dualad's accelerations. The
-# motion is chaotic, so the check is the conserved energy ``T + V``.
+# motion is chaotic, so the check is the conserved energy :math:`T + V`.
 
 
 def rhs(q):

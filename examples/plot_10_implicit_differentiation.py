@@ -1,18 +1,18 @@
-"""
+r"""
 Implicit differentiation of a fixed point
 =========================================
 
 Many quantities are defined by an equation rather than a formula: the fixed
-point ``x* = g(x*, p)`` of an iteration, the root of a residual, the
+point :math:`x^* = g(x^*, p)` of an iteration, the root of a residual, the
 equilibrium of a model. Differentiating through the iterations that found
-``x*`` works but costs memory and time per iteration, and is only as accurate
+:math:`x^*` works but costs memory and time per iteration, and is only as accurate
 as the last iterate. The implicit function theorem gives the derivative from
 the equation alone:
 
 .. math:: (I - \\partial_x g)\\, \\frac{dx^*}{dp} = \\partial_p g,
 
 with both partial Jacobians evaluated once, at the solution. We compare the
-two on a small "deep equilibrium" layer ``x = tanh(W x + p)``.
+two on a small "deep equilibrium" layer :math:`x = \tanh(W x + p)`.
 """
 
 import matplotlib.pyplot as plt
@@ -44,7 +44,7 @@ x_star = solve(da.tensor(p0)).numpy()
 assert np.abs(g(da.tensor(x_star), da.tensor(p0)).numpy() - x_star).max() < 1e-14
 
 # %%
-# The implicit derivative: two Jacobians of ``g`` at the solution, one solve.
+# The implicit derivative: two Jacobians of :math:`g` at the solution, one solve.
 Jx = F.jacobian(lambda x: g(x, da.tensor(p0)), x_star).numpy()
 Jp = F.jacobian(lambda p: g(da.tensor(x_star), p), p0).numpy()
 dx_dp_implicit = np.linalg.solve(np.eye(n) - Jx, Jp)
@@ -57,9 +57,9 @@ print("implicit vs finite differences, max difference:", np.abs(dx_dp_implicit -
 assert np.allclose(dx_dp_implicit, dx_dp_fd, atol=1e-8)
 
 # %%
-# Unrolled: forward mode through k iterations of the solver (a batched tangent
-# pushes all n directions at once). Its error falls like the contraction
-# factor to the power k, to the implicit answer.
+# Unrolled: forward mode through :math:`k` iterations of the solver (a batched tangent
+# pushes all :math:`n` directions at once). Its error falls like the contraction
+# factor to the power :math:`k`, to the implicit answer.
 ks = np.arange(1, 61, 3)
 errors = []
 for k in ks:

@@ -5,7 +5,7 @@ Taylor coefficients by nested dual levels
 A dual level gives a first derivative. A computation inside a level that
 itself runs inside another level gives the derivative of a derivative, and
 dualad's levels nest to any depth without mixing up their tangents. So the
-``k``-th derivative is ``k`` nested levels, and the Taylor polynomial of any
+:math:`k`-th derivative is :math:`k` nested levels, and the Taylor polynomial of any
 function written with ``dualad.numpy`` follows. We check the coefficients
 against SymPy's series and plot the approximations.
 """
@@ -51,7 +51,7 @@ for k, (a, b) in enumerate(zip(coeffs, exact, strict=True)):
 assert np.allclose(coeffs, exact, rtol=1e-10, atol=1e-12)
 
 # %%
-# The Taylor polynomials of increasing order approach ``f`` near ``x0``. The
+# The Taylor polynomials of increasing order approach :math:`f` near :math:`x_0`. The
 # derivative functions take arrays too, so one call evaluates each on a grid.
 xs = np.linspace(-1.5, 2.5, 300)
 fx = f(da.tensor(xs)).numpy()

@@ -1,14 +1,14 @@
-"""
+r"""
 Sensitivities of an ODE solution by forward mode
 ================================================
 
-How does the trajectory of a damped oscillator ``y'' + c y' + k y = 0`` change
-with its damping ``c`` and stiffness ``k``? Write the integrator (here a
+How does the trajectory of a damped oscillator :math:`y'' + c y' + k y = 0` change
+with its damping :math:`c` and stiffness :math:`k`? Write the integrator (here a
 plain fourth-order Runge–Kutta loop) with ``dualad.numpy``, make the
 parameters dual with one tangent per parameter, and every state of the
-simulation carries ``dy/dc`` and ``dy/dk`` along — the *forward sensitivity
-equations*, without deriving them. We check them against the derivatives of
-the closed-form solution.
+simulation carries :math:`\partial y/\partial c` and :math:`\partial y/\partial k`
+along — the *forward sensitivity equations*, without deriving them. We check them
+against the derivatives of the closed-form solution.
 """
 
 import matplotlib.pyplot as plt
@@ -43,16 +43,16 @@ def simulate(params):
 
 
 # %%
-# One forward pass with a batch of two tangents (the unit directions in ``c``
-# and ``k``) gives the solution and both sensitivities at every time step.
+# One forward pass with a batch of two tangents (the unit directions in :math:`c`
+# and :math:`k`) gives the solution and both sensitivities at every time step.
 with da.dual_level():
     params = da.make_dual(da.tensor([c0, k0]), da.eye(2), batched=True)
     y, sens = (u.numpy() for u in da.unpack_dual(simulate(params)))
 dy_dc, dy_dk = sens
 
 # %%
-# The reference: the closed-form solution ``exp(-c t / 2) cos(w t)``,
-# ``w = sqrt(k - c^2 / 4)``, differentiated by SymPy.
+# The reference: the closed-form solution :math:`e^{-c t / 2} \cos(w t)`,
+# :math:`w = \sqrt{k - c^2 / 4}`, differentiated by SymPy.
 t_s, c_s, k_s = sympy.symbols("t c k", positive=True)
 y_exact = sympy.exp(-c_s * t_s / 2) * sympy.cos(sympy.sqrt(k_s - c_s**2 / 4) * t_s)
 ref = [sympy.lambdify(t_s, e.subs({c_s: c0, k_s: k0}), "numpy")

@@ -66,3 +66,5 @@ expected = {"forward", "backward", "update", "matmul", "tanh", "MatmulBackward0"
 if not expected <= names or not last < first:
     print("unexpected profile:", sorted(expected - names))
     sys.exit(1)
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/profile_mlp.png'

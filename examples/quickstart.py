@@ -86,3 +86,5 @@ report("same gradient by da.grad", g.detach().numpy(), 2 * A.T @ (A @ w0 - b))
 print("all results agree with the closed forms" if ok else "some results DISAGREE")
 if not ok:  # (no exit on success: the docs build runs this script in its own process)
     sys.exit(1)
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/quickstart.png'

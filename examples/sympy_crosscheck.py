@@ -1,19 +1,19 @@
-"""
+r"""
 Cross-checking with SymPy: the double pendulum's Lagrangian
 ===========================================================
 
 Cross-check dualad against SymPy on a physics formula: the double pendulum.
 
-The Lagrangian L = T - V of a planar double pendulum (point masses m1, m2 on
-massless rods of lengths l1, l2, angles theta1, theta2 from the downward
-vertical, angular velocities omega1, omega2) is written once in SymPy. dualad
+The Lagrangian :math:`L = T - V` of a planar double pendulum (point masses :math:`m_1, m_2`
+on massless rods of lengths :math:`l_1, l_2`, angles :math:`\theta_1, \theta_2` from the
+downward vertical, angular velocities :math:`\omega_1, \omega_2`) is written once in SymPy. dualad
 differentiates the *same* formula - compiled to dualad operations by
 ``dualad.sympy.lambdify`` - by forward mode, reverse mode, forward-over-reverse
 and the functional API, and every gradient and Hessian entry is compared with
 ``sympy.diff`` at random states.
 
-The omega-omega block of the Hessian is the pendulum's mass matrix
-M(theta) = d^2 L / d omega^2, printed at the end as a physical sanity check
+The :math:`\omega\omega` block of the Hessian is the pendulum's mass matrix
+:math:`M(\theta) = \partial^2 L / \partial \omega^2`, printed at the end as a physical sanity check
 (it must be symmetric positive definite).
 
     python examples/sympy_crosscheck.py      # exit status 1 if any check fails
@@ -88,3 +88,5 @@ print()
 print("OK" if ok else "FAILED")
 if not ok:  # (no exit on success: the docs build runs this script in its own process)
     sys.exit(1)
+
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/sympy_crosscheck.png'

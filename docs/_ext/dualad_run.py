@@ -53,29 +53,6 @@ class DualadRun(SphinxDirective):
         return result
 
 
-class DualadNames(SphinxDirective):
-    """The public names of a module, as one paragraph of literals (made from the module)."""
-
-    required_arguments = 1
-
-    def run(self) -> list[nodes.Node]:
-        import importlib
-        import types
-
-        mod = importlib.import_module(self.arguments[0])
-        names = sorted(
-            n for n in getattr(mod, "__all__", dir(mod))
-            if not n.startswith("_") and not isinstance(getattr(mod, n), types.ModuleType)
-        )
-        para = nodes.paragraph()
-        for k, n in enumerate(names):
-            if k:
-                para += nodes.Text(", ")
-            para += nodes.literal(n, n)
-        return [para]
-
-
 def setup(app):  # noqa: ANN001, ANN201
     app.add_directive("dualad-run", DualadRun)
-    app.add_directive("dualad-names", DualadNames)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1274,7 +1274,7 @@ for _name, _fn in NONDIFF.items():
 
 @_quietly
 def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
-    """d/dx = sign(x) for real x; for complex z, d|z| = Re(conj(z / |z|) dz), 0 at z = 0."""
+    """``d/dx = sign(x)`` for real x; for complex z, ``d|z| = Re(conj(z / |z|) dz)``, 0 at z = 0."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return apply(_multiply, t, apply(PRIMS["sign"], x))
@@ -1285,7 +1285,7 @@ def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 
 @_quietly
 def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
-    """d/dx = 0 for real x; for complex z, d(z/|z|) = (dz - y Re(conj(y) dz)) / |z|, y the result."""
+    """``d/dx = 0`` for real x; complex z: ``d(z/|z|) = (dz - y Re(conj(y) dz)) / |z|``, y the result."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return None
@@ -1297,7 +1297,7 @@ def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 
 @_quietly
 def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
-    """d/dx = 0 for real x; for complex z, d(angle(z)) = Im(conj(z) dz) / |z|**2."""
+    """``d/dx = 0`` for real x; for complex z, ``d(angle(z)) = Im(conj(z) dz) / |z|**2``."""
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return None

@@ -658,7 +658,7 @@ def det(a: Any) -> Any:
 
 
 def slogdet(a: Any) -> Any:
-    """Sign and log-|det|, ``numpy.linalg.slogdet`` (a ``SlogdetResult``).
+    """Sign and ``log|det|``, ``numpy.linalg.slogdet`` (a ``SlogdetResult``).
 
     ``d logabsdet = Re tr(A^{-1} dA)``; for complex input the sign moves with
     ``i Im tr(A^{-1} dA)``. Singular matrices: as :func:`det`.

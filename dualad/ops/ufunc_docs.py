@@ -127,7 +127,8 @@ def _derivative(p: Any, args: tuple[str, ...]) -> str:
     if p.nondiff:
         return "Its result carries no derivative: it is boolean, or integer-valued."
     if p.formulas:
-        terms = [f"d/d{a} = {readable(f)}" for a, f in zip(args, p.formulas, strict=True)]
+        # (as literals: a formula's ``*`` and ``|`` are markup to reStructuredText)
+        terms = [f"``d/d{a} = {readable(f)}``" for a, f in zip(args, p.formulas, strict=True)]
         reads_y = any("out" in r for r in p.reads)
         return "Derivative: " + "; ".join(terms) + (" (``y`` is the result)." if reads_y else ".")
     # a hand-written R-linear rule (abs, sign, angle) states itself in its first line
