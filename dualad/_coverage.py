@@ -163,11 +163,10 @@ NDARRAY: dict[str, tuple[str, str]] = {
 }
 NDARRAY.update({
     "ndarray.__contains__": (NONDIFF, "membership test through iteration (boolean result)"),
-    "ndarray.__copy__": (NONDIFF, "copy.copy / copy.deepcopy work through Python's object "
-                                  "protocol (as torch's); t.copy() is the differentiable copy"),
-    "ndarray.__deepcopy__": (NONDIFF, "copy.copy / copy.deepcopy work through Python's object "
-                                      "protocol (as torch's); t.copy() is the differentiable "
-                                      "copy"),
+    "ndarray.__copy__": (DIFF, "copy.copy(t): new memory, as NumPy's, with t's history "
+                               "and tangents (t.copy())"),
+    "ndarray.__deepcopy__": (DIFF, "copy.deepcopy(t): new memory; a leaf gives a new leaf "
+                                   "(torch's rule), a result the differentiable copy"),
 })
 # ndarray dunders that are protocol hooks, not operations on values
 _HOOKS = {
