@@ -271,6 +271,14 @@ def passes_through(qualname: str) -> bool:
     return qualname in PASS
 
 
+def on_values(qualname: str) -> bool:
+    """True if a refused NumPy function is refused only for its derivative (piecewise
+    constant, or a result whose shape depends on the values): on Tensors that carry none
+    (no ``requires_grad``, no live tangent) it runs on their values, as NumPy's own
+    (``plt.hist(x, bins=t)`` calls ``numpy.histogram`` with the Tensor ``t``)."""
+    return REFUSED_REASONS.get(qualname) in (_HIST, _SETS, _ULP)
+
+
 def markdown() -> str:
     rows = table()
     counts: dict[str, int] = {}
@@ -292,6 +300,9 @@ def markdown() -> str:
         "- **non-differentiable**: integer, boolean, text or dtype results; runs on the",
         "  values and gives no derivative.",
         "- **refused**: raises `TypeError` naming the function and the reason below.",
+        "  Those refused for their derivative alone (set operations, histograms, steps",
+        "  in the last place) run on the values of Tensors that carry none (no",
+        "  `requires_grad`, no live tangent), as NumPy's own: `plt.hist(x, bins=t)`.",
         "- **not an array function**: types, configuration, I/O, constant factories.",
         "",
         "| status | count |",

@@ -285,3 +285,52 @@ def test_full_and_full_like_follow_numpys_dtypes_in_forward_mode():
     x = da.tensor(2.0, requires_grad=True)
     dnp.full_like(dnp.zeros((3, 2)), x, shape=(4,)).sum().backward()
     assert x.grad.item() == 4.0
+
+
+# -- matplotlib ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def plt():
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")
+
+
+def test_matplotlib_hist_takes_tensor_bins(plt):
+    """HIPS's negative_binomial_maxlike: plt.hist(data, bins=np.arange(xm + 1) - 0.5)."""
+    data = np.array([0, 1, 1, 2, 2, 2, 5])
+    xm = data.max()
+    n, bins, _ = plt.hist(data, bins=dnp.arange(xm + 1) - 0.5, density=True)
+    want_n, want_bins = np.histogram(data, bins=np.arange(xm + 1) - 0.5, density=True)
+    np.testing.assert_allclose(np.asarray(n), want_n)
+    np.testing.assert_allclose(np.asarray(bins), want_bins)
+    plt.hist(dnp.asarray(data * 1.0), bins=4)
+
+
+def test_matplotlib_takes_tensor_alpha_where_it_takes_arrays(plt):
+    x = dnp.linspace(0.0, 1.0, 5)
+    sc = plt.scatter(x, x, alpha=x)
+    np.testing.assert_allclose(np.asarray(sc.get_alpha()), x.numpy())
+    im = plt.imshow(dnp.ones((2, 2)), alpha=dnp.full((2, 2), 0.5))
+    np.testing.assert_allclose(np.asarray(im.get_alpha()), 0.5)
+    plt.gcf().canvas.draw()
+
+
+def test_numpy_functions_refused_for_their_derivative_run_on_values_without_one():
+    t = da.tensor([3.0, 1.0, 3.0])
+    counts, edges = np.histogram(t, bins=2)
+    np.testing.assert_array_equal(np.asarray(counts), [1, 2])
+    np.testing.assert_array_equal(np.asarray(np.unique(t)), [1.0, 3.0])
+    for tracked in (da.tensor([3.0, 1.0], requires_grad=True),):
+        with pytest.raises(TypeError, match="numpy.histogram is not supported.*t.detach"):
+            np.histogram(tracked)
+    with da.dual_level():
+        d = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0]))
+        with pytest.raises(TypeError, match="numpy.unique is not supported"):
+            np.unique(d)
+    with pytest.raises(TypeError, match="numpy.copyto is not supported"):  # (in place: never)
+        np.copyto(da.tensor([1.0]), np.array([2.0]))
