@@ -279,6 +279,13 @@ def on_values(qualname: str) -> bool:
     return REFUSED_REASONS.get(qualname) in (_HIST, _SETS, _ULP)
 
 
+def writes_first(qualname: str) -> bool:
+    """True if a refused NumPy function is refused for writing into its first argument:
+    into an ndarray, from Tensors that carry no derivative, it runs on their values
+    (``numpy.full_like(a, t)`` copies ``t`` into a new ndarray with ``numpy.copyto``)."""
+    return REFUSED_REASONS.get(qualname) == _INPLACE
+
+
 def markdown() -> str:
     rows = table()
     counts: dict[str, int] = {}
@@ -302,7 +309,8 @@ def markdown() -> str:
         "- **refused**: raises `TypeError` naming the function and the reason below.",
         "  Those refused for their derivative alone (set operations, histograms, steps",
         "  in the last place) run on the values of Tensors that carry none (no",
-        "  `requires_grad`, no live tangent), as NumPy's own: `plt.hist(x, bins=t)`.",
+        "  `requires_grad`, no live tangent), as NumPy's own: `plt.hist(x, bins=t)`;",
+        "  those that write in place, into an ndarray from such Tensors.",
         "- **not an array function**: types, configuration, I/O, constant factories.",
         "",
         "| status | count |",

@@ -85,12 +85,15 @@ def _missing(qualname: str, func: Any) -> Any:
         return lambda *args, **kwargs: _wrap(func(*_values(args), **dict(zip(
             kwargs, _values(tuple(kwargs.values())), strict=True))))
     why = f" ({_coverage.refusal(qualname)})"
-    if not _coverage.on_values(qualname):
+    into = _coverage.writes_first(qualname)
+    if not (into or _coverage.on_values(qualname)):
         raise _unsupported(qualname, why)
 
     def on_values(*args: Any, **kwargs: Any) -> Any:
-        # refused for the derivative only: Tensors that carry none give NumPy's values
-        if _carries(args) or _carries(tuple(kwargs.values())):
+        # refused for the derivative only (or for writing into a Tensor behind its version
+        # counter): Tensors that carry none give NumPy's values (written into an ndarray)
+        if _carries(args) or _carries(tuple(kwargs.values())) or into and (
+                not args or isinstance(args[0], Tensor)):
             raise _unsupported(qualname, why)
         return _wrap(func(*_values(args), **dict(zip(
             kwargs, _values(tuple(kwargs.values())), strict=True))))

@@ -332,5 +332,14 @@ def test_numpy_functions_refused_for_their_derivative_run_on_values_without_one(
         d = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0]))
         with pytest.raises(TypeError, match="numpy.unique is not supported"):
             np.unique(d)
-    with pytest.raises(TypeError, match="numpy.copyto is not supported"):  # (in place: never)
-        np.copyto(da.tensor([1.0]), np.array([2.0]))
+    with pytest.raises(TypeError, match="numpy.copyto is not supported"):  # (into a Tensor:
+        np.copyto(da.tensor([1.0]), np.array([2.0]))  # behind its version counter)
+
+
+def test_numpy_writes_into_an_ndarray_from_tensors_without_a_derivative():
+    np.testing.assert_array_equal(np.full_like(np.zeros(2), da.tensor(3.0)), [3.0, 3.0])
+    a = np.zeros(3)
+    np.put(a, [0, 2], da.tensor([1.0, 2.0]))
+    np.testing.assert_array_equal(a, [1.0, 0.0, 2.0])
+    with pytest.raises(TypeError, match="numpy.copyto is not supported.*drop derivatives"):
+        np.full_like(np.zeros(2), da.tensor(3.0, requires_grad=True))
