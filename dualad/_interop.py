@@ -92,6 +92,12 @@ def _missing(qualname: str, func: Any) -> Any:
     def on_values(*args: Any, **kwargs: Any) -> Any:
         # refused for the derivative only (or for writing into a Tensor behind its version
         # counter): Tensors that carry none give NumPy's values (written into an ndarray)
+        if into and args and not isinstance(args[0], Tensor) and (
+                _carries(args) or _carries(tuple(kwargs.values()))):
+            raise _unsupported(qualname, (
+                ": NumPy writes a Tensor that carries a derivative into an ndarray (as "
+                "numpy.full_like(a, t) does, through numpy.copyto); dualad.numpy.full_like, "
+                "full or where keep the derivative"))
         if _carries(args) or _carries(tuple(kwargs.values())) or into and (
                 not args or isinstance(args[0], Tensor)):
             raise _unsupported(qualname, why)
