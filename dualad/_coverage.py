@@ -163,11 +163,10 @@ NDARRAY: dict[str, tuple[str, str]] = {
 }
 NDARRAY.update({
     "ndarray.__contains__": (NONDIFF, "membership test through iteration (boolean result)"),
-    "ndarray.__copy__": (NONDIFF, "copy.copy / copy.deepcopy work through Python's object "
-                                  "protocol (as torch's); t.copy() is the differentiable copy"),
-    "ndarray.__deepcopy__": (NONDIFF, "copy.copy / copy.deepcopy work through Python's object "
-                                      "protocol (as torch's); t.copy() is the differentiable "
-                                      "copy"),
+    "ndarray.__copy__": (DIFF, "copy.copy(t): new memory, as NumPy's, with t's history "
+                               "and tangents (t.copy())"),
+    "ndarray.__deepcopy__": (DIFF, "copy.deepcopy(t): new memory; a leaf gives a new leaf "
+                                   "(torch's rule), a result the differentiable copy"),
 })
 # ndarray dunders that are protocol hooks, not operations on values
 _HOOKS = {
@@ -272,6 +271,21 @@ def passes_through(qualname: str) -> bool:
     return qualname in PASS
 
 
+def on_values(qualname: str) -> bool:
+    """True if a refused NumPy function is refused only for its derivative (piecewise
+    constant, or a result whose shape depends on the values): on Tensors that carry none
+    (no ``requires_grad``, no live tangent) it runs on their values, as NumPy's own
+    (``plt.hist(x, bins=t)`` calls ``numpy.histogram`` with the Tensor ``t``)."""
+    return REFUSED_REASONS.get(qualname) in (_HIST, _SETS, _ULP)
+
+
+def writes_first(qualname: str) -> bool:
+    """True if a refused NumPy function is refused for writing into its first argument:
+    into an ndarray, from Tensors that carry no derivative, it runs on their values
+    (``numpy.full_like(a, t)`` copies ``t`` into a new ndarray with ``numpy.copyto``)."""
+    return REFUSED_REASONS.get(qualname) == _INPLACE
+
+
 def markdown() -> str:
     rows = table()
     counts: dict[str, int] = {}
@@ -293,6 +307,10 @@ def markdown() -> str:
         "- **non-differentiable**: integer, boolean, text or dtype results; runs on the",
         "  values and gives no derivative.",
         "- **refused**: raises `TypeError` naming the function and the reason below.",
+        "  Those refused for their derivative alone (set operations, histograms, steps",
+        "  in the last place) run on the values of Tensors that carry none (no",
+        "  `requires_grad`, no live tangent), as NumPy's own: `plt.hist(x, bins=t)`;",
+        "  those that write in place, into an ndarray from such Tensors.",
         "- **not an array function**: types, configuration, I/O, constant factories.",
         "",
         "| status | count |",

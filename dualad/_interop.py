@@ -84,7 +84,36 @@ def _missing(qualname: str, func: Any) -> Any:
     if _coverage.passes_through(qualname):
         return lambda *args, **kwargs: _wrap(func(*_values(args), **dict(zip(
             kwargs, _values(tuple(kwargs.values())), strict=True))))
-    raise _unsupported(qualname, f" ({_coverage.refusal(qualname)})")
+    why = f" ({_coverage.refusal(qualname)})"
+    into = _coverage.writes_first(qualname)
+    if not (into or _coverage.on_values(qualname)):
+        raise _unsupported(qualname, why)
+
+    def on_values(*args: Any, **kwargs: Any) -> Any:
+        # refused for the derivative only (or for writing into a Tensor behind its version
+        # counter): Tensors that carry none give NumPy's values (written into an ndarray)
+        if into and args and not isinstance(args[0], Tensor) and (
+                _carries(args) or _carries(tuple(kwargs.values()))):
+            raise _unsupported(qualname, (
+                ": NumPy writes a Tensor that carries a derivative into an ndarray (as "
+                "numpy.full_like(a, t) does, through numpy.copyto); dualad.numpy.full_like, "
+                "full or where keep the derivative"))
+        if _carries(args) or _carries(tuple(kwargs.values())) or into and (
+                not args or isinstance(args[0], Tensor)):
+            raise _unsupported(qualname, why)
+        return _wrap(func(*_values(args), **dict(zip(
+            kwargs, _values(tuple(kwargs.values())), strict=True))))
+
+    return on_values
+
+
+def _carries(args: tuple[Any, ...]) -> bool:
+    """True if a Tensor among ``args`` (or in a list or tuple there) requires grad or
+    carries a live tangent."""
+    from ._tensor import _tracked
+
+    return any(_tracked(a) is not None if isinstance(a, Tensor) else
+               isinstance(a, (list, tuple)) and _carries(tuple(a)) for a in args)
 
 
 def _values(args: tuple[Any, ...]) -> tuple[Any, ...]:

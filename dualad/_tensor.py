@@ -57,6 +57,10 @@ class _Meta:
     fns: tuple[Any, ...] = ()
     views: list[Any] | None = None
     nograd = False
+    # A 0-d tensor made *as an array* (a factory, a copy, ``detach``): ``x op= y`` writes
+    # into it. Other 0-d results stand for the scalars NumPy returns, and rebind
+    # (``dualad.ops.inplace``); only 0-d tensors are marked, so the rest pay nothing.
+    array = False
 
     def _table(self, name: str) -> dict[int, Any]:
         """``hooks`` or ``post_hooks``, as this meta's own dict (to add a hook to)."""
@@ -383,6 +387,8 @@ class Tensor:
         """
         t = _make(self._data)
         t._vc = self._version_counter()
+        if not self._data.ndim:  # (torch's detach-and-write: x op= y writes into it)
+            t._meta_().array = True
         return t
 
     def detach_(self) -> Tensor:
@@ -421,9 +427,12 @@ _new = object.__new__
 
 
 def _made(t: Tensor) -> Tensor:
-    """``t``, new from a factory: an inference tensor if made in inference mode (as torch)."""
+    """``t``, new from a factory: an inference tensor if made in inference mode (as torch),
+    marked as an array if 0-d (see ``_Meta.array``)."""
     if _gm.inference_threads[0] and _gm.state.inference:
         t._meta_().inference = True
+    if not t._data.ndim:  # a 0-d array made by the user: x op= y writes into it
+        t._meta_().array = True
     return t
 
 

@@ -1257,6 +1257,13 @@ def _more_entries(add: Callable[[OpInfo], None]) -> None:
     add(OpInfo("array-likes(lists of Tensors)", lambda ns, form, a, b: LIST_ARGS[form](ns, a, b),
                _pair_forms(LIST_ARGS, (((3,), "C"), ((3,), "S"))), REAL))
     one("copy", ((2, 3), "F", {}), ((), "C", {}))
+    # (differentiable in the fill value, broadcast to the shape)
+    add(OpInfo("full", lambda ns, x, shape: ns.full(shape, x), lambda g: _s(
+        g, ((3,), "S", {"shape": (2, 3)}), ((), "C", {"shape": (2, 2)}),
+        ((), "C", {"shape": ()})), ALL))
+    add(OpInfo("full_like", lambda ns, x, shape: ns.full_like(np.zeros(shape, x.dtype), x),
+               lambda g: _s(g, ((2, 1), "F", {"shape": (3, 2, 2)}),
+                            ((), "C", {"shape": (3,)})), ALL))
     one("atleast_3d", ((), "C", {}), ((3,), "S", {}), ((2, 2), "F", {}), ((2, 1, 3), "C", {}))
     add(OpInfo("dstack", lambda ns, *xs: ns.dstack(xs), _seq_samples([
         ("1d", [((3,), "C"), ((3,), "S")], {}), ("2d", [((2, 2), "F"), ((2, 2), "C")], {})]),
@@ -1343,7 +1350,7 @@ if hasattr(dnp, "linalg") and hasattr(dnp.linalg, "matrix_rank"):
 # Public names of dualad.numpy that need no entry, and why.
 EXEMPT: dict[str, str] = {
     **{n: "factory: makes a new tensor from shapes/values; nothing to differentiate"
-       for n in ("arange", "as_tensor", "empty", "empty_like", "eye", "full", "full_like",
+       for n in ("arange", "as_tensor", "empty", "empty_like", "eye",
                  "ones", "ones_like", "rand", "randn", "tensor", "zeros",
                  "zeros_like")},
     **{n: "constant" for n in ("pi", "e", "inf", "nan", "newaxis")},

@@ -46,7 +46,8 @@ SUPPORTED = [op for op in opdb.OPS if _numpy_name(op)
 # NumPy entry points that cannot dispatch to a Tensor (no __array_function__ hook): the
 # table sends their users to dualad.numpy (np.array's error says so)
 NO_DISPATCH = {"array", "asarray", "asanyarray", "ascontiguousarray", "asarray_chkfinite",
-               "r_", "linspace", "logspace", "geomspace"}
+               "r_", "linspace", "logspace", "geomspace",
+               "full", "full_like"}  # (their hooks read like= and a, not the fill value)
 
 
 @pytest.mark.parametrize("op", [op for op in SUPPORTED if op.name not in NO_DISPATCH],

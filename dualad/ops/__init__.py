@@ -196,3 +196,5 @@ def _install_refusals() -> None:
 
 
 _install_refusals()
+for _name, _pname in [("iand", "logical_and"), ("ior", "logical_or"), ("ixor", "logical_xor")]:
+    setattr(Tensor, f"__{_name}__", I.logical_inplace(_P[_pname], getattr(Tensor, f"__{_name}__")))

@@ -148,7 +148,7 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
     tensor(5.)
     """
     if not _holds_tensor(object):
-        return _make(np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin))
+        return _held(_make(np.array(object, dtype=dtype, copy=copy, order=order, ndmin=ndmin)))
     t = asarray_t(object)
     if dtype is not None and np.dtype(dtype) != t.dtype:
         t = astype(t, dtype)
@@ -156,7 +156,7 @@ def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: st
         t = _copy(t)
     if t.ndim < ndmin:
         t = reshape(t, (1,) * (ndmin - t.ndim) + t.shape)
-    return t
+    return t if t is object else _held(t)
 
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None,
@@ -171,7 +171,7 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
     True
     """
     if not _holds_tensor(a):
-        return _make(np.asarray(a, dtype=dtype, order=order, copy=copy))
+        return _held(_make(np.asarray(a, dtype=dtype, order=order, copy=copy)))
     return array(a, dtype=dtype, copy=bool(copy))
 
 
@@ -180,6 +180,15 @@ asanyarray = asarray
 
 def _copy(t: Tensor) -> Tensor:
     return apply(_P["positive"], t) if t.dtype.kind in "fc" else _make(t._data.copy())
+
+
+def _held(t: Tensor) -> Tensor:
+    """``t`` (new), marked as an array if it is 0-d: NumPy's constructors and ``copy``
+    return 0-d arrays, not scalars, so ``t op= y`` writes into it (``ops.inplace.scalar``).
+    """
+    if not t._data.ndim:
+        t._meta_().array = True
+    return t
 
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
@@ -194,7 +203,7 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> Tensor:
     >>> (2 * y).sum().backward(); x.grad
     tensor([2., 2.])
     """
-    return _copy(asarray_t(a))
+    return _held(_copy(asarray_t(a)))
 
 
 def _doc(first: str, example: str) -> str:
@@ -225,7 +234,7 @@ def _factory(fn: Any, example: str) -> Any:
 
 zeros = _factory(np.zeros, ">>> dualad.zeros((2, 3), requires_grad=True).shape\n(2, 3)")
 ones = _factory(np.ones, ">>> dualad.ones(3)\ntensor([1., 1., 1.])")
-full = _factory(np.full, ">>> dualad.full((2,), 7.0)\ntensor([7., 7.])")
+_full = _factory(np.full, ">>> dualad.full((2,), 7.0)\ntensor([7., 7.])")
 empty = _factory(np.empty, ">>> dualad.empty((2, 2)).shape\n(2, 2)")
 arange = _factory(np.arange, ">>> dualad.arange(0.0, 1.0, 0.25)\ntensor([0.  , 0.25, 0.5 , 0.75])")
 _linspace = _factory(np.linspace, ">>> dualad.linspace(0, 1, 3, requires_grad=True)\n"
@@ -273,6 +282,39 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     if dtype is not None:
         y = astype(y, dtype, copy=False)
     return (y, step) if retstep else y
+
+
+def _filled(shape: Any, value: Any, dtype: Any, requires_grad: bool) -> Tensor:
+    """A new array of ``shape`` whose elements are ``value`` (a Tensor, or a sequence
+    holding Tensors) broadcast, in ``dtype``: NumPy's ``full``, differentiable (the
+    derivative of the broadcast sums over the copies) in every mode."""
+    v = asarray_t(value)
+    if dtype is not None:  # (NumPy casts the fill value as astype does)
+        v = astype(v, dtype, copy=False)
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    r = _held(_copy(broadcast_to(v, shape)))  # (fresh, writable memory, as NumPy's)
+    return r.requires_grad_(True) if requires_grad else r
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C", *,
+         requires_grad: bool = False, **kw: Any) -> Tensor:
+    """``numpy.full``, differentiable in ``fill_value`` when it is a Tensor (or a sequence
+    holding Tensors): each element of the result is a copy of it (broadcast to ``shape``),
+    so its gradient is the sum over the copies; ``requires_grad=`` as the factories.
+
+    Examples
+    --------
+    >>> dualad.full((2,), 7.0)
+    tensor([7., 7.])
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> dnp.full((2, 3), x).sum().backward(); x.grad
+    tensor(6.)
+    """
+    if not _holds_tensor(fill_value):
+        return _full(shape, fill_value, dtype, order, requires_grad=requires_grad, **kw)
+    return _filled(shape, fill_value, dtype, requires_grad)
+
+
 eye = _factory(np.eye, ">>> dualad.eye(2)\ntensor([[1., 0.],\n        [0., 1.]])")
 
 
@@ -297,7 +339,30 @@ zeros_like = _like(np.zeros_like, ">>> dualad.zeros_like(dualad.tensor([1.0, 2.0
                                   "tensor([0., 0.])")
 ones_like = _like(np.ones_like, ">>> dualad.ones_like(np.zeros(2, dtype=np.float32))\n"
                                 "tensor([1., 1.], dtype=float32)")
-full_like = _like(np.full_like, ">>> dualad.numpy.full_like(np.zeros(2), 3.0)\ntensor([3., 3.])")
+_full_like = _like(np.full_like, ">>> dualad.numpy.full_like(np.zeros(2), 3.0)\n"
+                                  "tensor([3., 3.])")
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None, *, requires_grad: bool = False, **kw: Any) -> Tensor:
+    """``numpy.full_like``: ``a``'s shape and dtype (unless given), differentiable in
+    ``fill_value`` when it is a Tensor (as :func:`full`; never in ``a``, whose values
+    are not used).
+
+    Examples
+    --------
+    >>> dualad.numpy.full_like(np.zeros(2), 3.0)
+    tensor([3., 3.])
+    >>> x = dualad.tensor(2.0, requires_grad=True)
+    >>> dnp.full_like(np.zeros((2, 2)), x).sum().backward(); x.grad
+    tensor(4.)
+    """
+    if not _holds_tensor(fill_value):
+        return _full_like(a, fill_value, dtype, order, subok, shape,
+                          requires_grad=requires_grad, **kw)
+    like = a if isinstance(a, Tensor) else asarray_t(_detached(a))
+    return _filled(like.shape if shape is None else shape, fill_value,
+                   like.dtype if dtype is None else dtype, requires_grad)
 empty_like = _like(np.empty_like, ">>> dualad.numpy.empty_like(np.zeros((2, 1))).shape\n(2, 1)")
 
 

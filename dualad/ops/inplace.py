@@ -273,11 +273,57 @@ def into(out: Tensor, prim: Any, args: Any) -> Tensor:
     return out
 
 
+def scalar(t: Tensor) -> bool:
+    """True if ``t`` stands for a NumPy scalar: ``t op= y`` then rebinds ``t`` to
+    ``t op y``, as ``n += k`` does when NumPy's ``n`` is a scalar, instead of writing into
+    memory that another name may hold (``start = n; n += k`` leaves ``start`` as it was).
+
+    NumPy returns a scalar, not a 0-d array, for every 0-d result of a computation (a
+    reduction, an integer index, a ufunc of scalars); it returns a 0-d *array* from a
+    factory (``np.array(1.0)``, ``np.zeros(())``), a copy, or as a view. So a 0-d Tensor
+    is a scalar unless it is marked as an array (``_Meta.array``: the factories, copies
+    and ``detach`` mark theirs), is a view (it writes through to its base), is a leaf
+    that requires grad (a parameter, updated in place under ``no_grad`` as in torch), or
+    retains its grad (``.grad`` is then that of the value after the write, as in torch).
+    The dual of such a tensor (``make_dual``) is what it is. Checked here only, so that
+    no operation pays for marking its result.
+    """
+    if t._data.ndim != t._nb:
+        return False
+    u = t
+    while True:
+        m = u._meta
+        if m is not None and (m.array or m.base is not None or m.retains_grad) or \
+                (u._rg and u._node is None):
+            return False
+        if not u._level or u._level >= _LIN or u._p is None:
+            return True
+        u = u._p
+
+
 def inplace(prim: Any) -> Any:
-    """The in-place operator of a binary primitive (``x += y`` for ``add``)."""
+    """The in-place operator of a binary primitive (``x += y`` for ``add``); on a tensor
+    that stands for a NumPy scalar (see :func:`scalar`), ``x op y`` rebound."""
 
     def op(self: Tensor, other: Any) -> Tensor:
+        if self._data.ndim == self._nb and scalar(self):
+            return apply(prim, self, other)
         return into(self, prim, (self, other))
 
     op.__name__ = f"i{prim.name}"
+    return op
+
+
+def logical_inplace(prim: Any, refused: Any) -> Any:
+    """``x &= y`` (``|=``, ``^=``, with ``prim`` the operator's primitive) on a boolean
+    tensor that stands for a NumPy scalar (``ok = dnp.all(a); ok &= dnp.all(b)``):
+    ``x & y`` rebound, as NumPy's; anything else goes to ``refused`` (in-place bitwise
+    writes are not supported)."""
+
+    def op(self: Tensor, other: Any) -> Any:
+        if self._data.dtype == np.bool_ and self._data.ndim == self._nb and scalar(self):
+            return apply(prim, self, other)
+        return refused(self, other)
+
+    op.__name__ = refused.__name__
     return op
