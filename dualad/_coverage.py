@@ -39,7 +39,8 @@ NONDIFF_NAMES = {
     "nanargmin", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
     "isfinite", "isnan", "isinf", "isposinf", "isneginf", "signbit", "iscomplex", "isreal",
     "iscomplexobj", "isrealobj", "floor_divide", "logical_and", "logical_or", "logical_xor",
-    "logical_not", "isclose", "allclose", "array_equal", "any", "all", "shape", "ndim", "size",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "isclose", "allclose",
+    "array_equal", "any", "all", "shape", "ndim", "size",
     "linalg.matrix_rank", "fft.fftfreq", "fft.rfftfreq",
 }
 # primitives with a JVP rule of their own (the rest of dualad.numpy composes them)

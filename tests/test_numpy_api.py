@@ -318,3 +318,24 @@ def test_ravel_order_k_of_a_strided_array_says_what_to_do():
         dnp.ravel(a, order="K")
     with pytest.raises(ValueError, match="order must be one of"):
         dnp.reshape(a, -1, order="X")
+
+
+@pytest.mark.parametrize("values", [[1, 2, 3], [-5, 0, 7], [True, False, True]])
+def test_bitwise_operators_are_numpys(values):
+    # &, |, ^ and ~ are bitwise on integers, as NumPy's (they were logical: [1, 2, 3] & 2
+    # gave [True, True, True] where NumPy gives [0, 2, 2], and ~[1, 2, 3] gave all False)
+    a0 = np.array(values)
+    a = da.tensor(a0)
+    other = True if a0.dtype == bool else 6
+    for got, want in [(a & other, a0 & other), (other & a, other & a0), (a | other, a0 | other),
+                      (other | a, other | a0), (a ^ other, a0 ^ other), (~a, ~a0),
+                      (a & a, a0 & a0)]:
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_bitwise_operators_refuse_floats_as_numpy():
+    a = da.tensor([1.0, 2.0])
+    for op in (lambda: ~a, lambda: a & 1, lambda: 1 | a, lambda: a ^ a):
+        with pytest.raises(TypeError, match="not supported for the input types"):
+            op()

@@ -48,7 +48,7 @@ for _name, _pname in [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
     ("pow", "power"), ("floordiv", "floor_divide"), ("eq", "equal"), ("ne", "not_equal"),
     ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
-    ("and", "logical_and"), ("or", "logical_or"), ("xor", "logical_xor"),
+    ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
 ]:
     _op, _rop = _binary(_P[_pname])
     setattr(Tensor, f"__{_name}__", _op)
@@ -70,7 +70,7 @@ Tensor.__pow__ = _pow  # type: ignore[method-assign]
 Tensor.__neg__ = _unary(_P["negative"])  # type: ignore[method-assign]
 Tensor.__pos__ = _unary(_P["positive"])  # type: ignore[method-assign]
 Tensor.__abs__ = _unary(_P["abs"])  # type: ignore[method-assign]
-Tensor.__invert__ = lambda self: apply(_P["logical_not"], self)  # type: ignore[method-assign]
+Tensor.__invert__ = lambda self: apply(_P["invert"], self)  # type: ignore[method-assign]
 Tensor.__matmul__ = lambda self, o: F.matmul(self, o)  # type: ignore[method-assign]
 Tensor.__rmatmul__ = lambda self, o: F.matmul(o, self)  # type: ignore[method-assign]
 Tensor.__getitem__ = lambda self, key: F.getitem(self, key)  # type: ignore[method-assign]
@@ -196,5 +196,5 @@ def _install_refusals() -> None:
 
 
 _install_refusals()
-for _name, _pname in [("iand", "logical_and"), ("ior", "logical_or"), ("ixor", "logical_xor")]:
+for _name, _pname in [("iand", "bitwise_and"), ("ior", "bitwise_or"), ("ixor", "bitwise_xor")]:
     setattr(Tensor, f"__{_name}__", I.logical_inplace(_P[_pname], getattr(Tensor, f"__{_name}__")))

@@ -129,6 +129,9 @@ NONDIFF: dict[str, Any] = {
     "isfinite": np.isfinite, "isnan": np.isnan, "isinf": np.isinf, "signbit": np.signbit,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
     "logical_not": np.logical_not, "floor_divide": np.floor_divide,
+    # the operators &, |, ^, ~ (bitwise on integers, logical on booleans, as NumPy's)
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "invert": np.invert,
 }
 
 ARGS = {1: ("x",), 2: ("a", "b"), 3: ("x", "lo", "hi")}

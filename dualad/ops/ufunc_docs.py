@@ -84,6 +84,10 @@ EXAMPLES: dict[str, tuple[tuple[list[Any], ...], str, tuple[str, ...]]] = {
     "logical_or": (([0.0, 1.0], [0.0, 0.0]), "[False,  True]", ()),
     "logical_xor": (([1.0, 1.0], [0.0, 1.0]), "[ True, False]", ()),
     "logical_not": (([0.0, 1.0],), "[ True, False]", ()),
+    "bitwise_and": (([12, 5], [10, 3]), "[8, 1]", ()),
+    "bitwise_or": (([12, 5], [10, 3]), "[14,  7]", ()),
+    "bitwise_xor": (([12, 5], [10, 3]), "[6, 6]", ()),
+    "invert": (([0, 5],), "[-1, -6]", ()),
     "floor_divide": (([5.0, -5.0], [3.0, 3.0]), "[ 1., -2.]", ()),
     "abs": (([(3+4j), (-2+0j)],), "[5., 2.]", ("[ 0.6+0.8j, -1. +0.j ]",)),
     "sign": (([-2.0, 3.0],), "[-1.,  1.]", ("[0., 0.]",)),
@@ -155,8 +159,9 @@ def docstring(p: Any, where: str, call: str, example: Any, aliases: tuple[str, .
     lines += ["", "Examples", "--------"]
     lines += [f">>> {s}" for s in setup]
     for a, v in zip(args, inputs, strict=True):
-        lines.append(f">>> {a} = dualad.tensor([{', '.join(map(_literal, v))}], "
-                     "requires_grad=True)")
+        # (integer inputs, of the bitwise functions, cannot require grad)
+        grad = "" if all(e.__class__ is int for e in v) else ", requires_grad=True"
+        lines.append(f">>> {a} = dualad.tensor([{', '.join(map(_literal, v))}]{grad})")
     called = f"{call}.{p.name}({', '.join(args)})"
     if p.nondiff:
         lines += [f">>> {called}  # (no grad_fn: nothing to differentiate)", f"tensor({value})"]
