@@ -29,6 +29,9 @@ class _Tracing(threading.local):
     def __init__(self) -> None:
         self.programs: list[list[Any]] = []
         self.owner: list[str] = []
+        # per program: None for a built-in JVP rule, else what a user wrote that is being
+        # linearized ("jvp" or "backward" of a custom Function), checked strictly
+        self.user: list[str | None] = []
 
 
 _tracing = _Tracing()
@@ -77,6 +80,18 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
                 f"(in {prim.name}); reverse mode saved only the declared values"
             )
     lin = [i for i, a in enumerate(args) if is_lin(a)]
+    user = _tracing.user[-1] if _tracing.user else None
+    if user == "backward" and (prim.transpose is None or any(i not in prim.linear for i in lin)
+                               or (not prim.joint and len(lin) > 1)):
+        raise NonlinearTangentError(
+            f"dualad: {owner}.backward is not linear in its grad_outputs: it applies "
+            f"'{prim.name}' to a grad_output"
+            + (" (a product of two grad_outputs)" if prim.transpose is not None else "")
+            + f". Forward mode through {owner}, which defines no jvp, transposes its "
+            "backward, which must therefore be linear in grad_output: multiply the "
+            "grad_outputs by coefficients computed from the saved tensors, add them, index, "
+            f"reshape or solve with them. Or give {owner} a jvp."
+        )
     if prim.transpose is None or any(i not in prim.linear for i in lin) or (
         not prim.joint and len(lin) > 1
     ):
@@ -89,6 +104,8 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
         )
     if not _tracing.programs:
         raise RuntimeError("dualad: a symbolic tangent escaped its linearization")
+    if user is not None and prim.joint:
+        _check_no_offset(owner, user, prim, args, lin)
     shape, dtype = prim.aval(args, **params)
     out = placeholder(shape, dtype)
     _tracing.programs[-1].append((prim, args, params, out))
@@ -98,15 +115,50 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
 D.hooks["linear"] = record_linear
 
 
-def linearize(owner: str, rule: Any, *args: Any) -> tuple[Any, list[Any]]:
-    """Run ``rule(*args)`` with placeholders in it; return (its result, the program)."""
+def _check_no_offset(owner: str, user: str, prim: D.Primitive, args: Any, lin: list[int]) -> None:
+    """Raise if a user's rule adds a nonzero constant to a placeholder (``g + 1``,
+    ``where(m, g, 1)``): the map is then affine, not linear, and its transpose would
+    silently drop the constant. Built-in rules are trusted (their constants are zeros),
+    so only user-written rules pay for this look at the values."""
+    if not lin:
+        return
+    for i, a in enumerate(args):
+        if i in lin or i not in prim.linear or a is None or a.__class__ is str:
+            continue
+        d = a._data if a.__class__ is Tensor else a
+        if isinstance(d, Aval):
+            continue
+        try:
+            nonzero = bool(np.any(d))
+        except (TypeError, ValueError):  # (not an array: an index, an option)
+            continue
+        if nonzero:
+            what, of = (("grad_output", f"{owner}.backward is not linear in its grad_outputs")
+                        if user == "backward"
+                        else ("tangent", f"the JVP of {owner} is not linear in its tangents"))
+            raise NonlinearTangentError(
+                f"dualad: {of}: it adds a constant that is not zero to a {what} (in "
+                f"'{prim.name}'), which makes it affine. Every term of its result must be "
+                f"a {what} times a coefficient."
+            )
+
+
+def linearize(owner: str, rule: Any, *args: Any,
+              user: str | None = None) -> tuple[Any, list[Any]]:
+    """Run ``rule(*args)`` with placeholders in it; return (its result, the program).
+
+    ``user``: ``"jvp"`` or ``"backward"`` where the rule is a custom Function's (the
+    errors then name that method, and adding a constant to a placeholder is refused).
+    """
     _tracing.programs.append([])
     _tracing.owner.append(owner)
+    _tracing.user.append(user)
     try:
         out = rule(*args)
     finally:
         prog = _tracing.programs.pop()
         _tracing.owner.pop()
+        _tracing.user.pop()
     return out, prog
 
 
