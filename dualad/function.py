@@ -17,6 +17,7 @@ lower levels and reverse recording differentiate its coefficients).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -377,6 +378,7 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     if any(isinstance(t, Tensor) and id(t) not in back and id(t) not in out_ids and
            t.dtype.kind in "fc" for t in to_save):
         node.saved["intermediate"] = True  # (see _attributes_at)
+    node.saved["plain"] = tuple(plain)  # (what forward saw: see _attributes_at)
     if cls._has("backward"):
         node.custom = functools.partial(_custom_vjp, cls, node)
     else:
@@ -608,28 +610,50 @@ def _unknown_derivative(name: str, where: str, how: str) -> str:
     )
 
 
+@contextlib.contextmanager
 def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
-    """Before a custom backward runs in forward-over-reverse (its inputs were dual at a
-    level still live, so the gradients it gives must carry that level's tangents): refuse
-    if it reads a value whose tangent is unknown there, an intermediate saved by
-    ``save_for_backward`` or a tensor stored as an attribute of ctx (forward runs on
-    plain values: what it stores carries no tangent)."""
-    if not any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
-               for a in node.consts):
-        return _Nothing()
+    """While a custom backward runs, an attribute of ctx that holds one of forward's
+    inputs (``ctx.x = x``: forward ran on a plain copy of it) holds the input as the
+    caller gave it, as in torch, so that a second derivative (double backward,
+    forward-over-reverse) differentiates through it. In forward-over-reverse (its inputs
+    were dual at a level still live, so the gradients it gives must carry that level's
+    tangents), refuse a value whose tangent is unknown: an intermediate saved by
+    ``save_for_backward`` or stored on ctx (forward runs on plain values)."""
+    fwd = any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
+              for a in node.consts)
     name = cls.__name__
-    if node.saved is not None and node.saved.get("intermediate"):
+    if fwd and node.saved.get("intermediate"):
         raise RuntimeError(_unknown_derivative(
             name, "a tensor saved with ctx.save_for_backward", "forward-over-reverse"))
+    pos = {id(p): i for i, p in enumerate(node.saved.get("plain", ())) if isinstance(p, Tensor)}
+
+    def value(x: Any, k: str) -> Any:
+        if not isinstance(x, Tensor):
+            return x
+        if id(x) in pos:
+            return node.consts[pos[id(x)]]
+        if fwd and x.dtype.kind in "fc":
+            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse"))
+        return x
+
+    subst = {}
     for k, v in vars(ctx).items():
         if k in _CTX_OWN:
             continue
-        for x in v if isinstance(v, (tuple, list)) else (v,):
-            if isinstance(x, Tensor) and x.dtype.kind in "fc":
-                raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse")
-                                   + " (Save inputs and outputs with ctx.save_for_backward, "
-                                   "not as attributes of ctx: dualad follows their tangents.)")
-    return _Nothing()
+        if isinstance(v, (tuple, list)):
+            new = type(v)(value(x, k) for x in v)
+            if any(a is not b for a, b in zip(new, v, strict=True)):
+                subst[k] = (v, new)
+        elif (new := value(v, k)) is not v:
+            subst[k] = (v, new)
+    for k, (_, new) in subst.items():
+        setattr(ctx, k, new)
+    try:
+        yield
+    finally:
+        for k, (old, new) in subst.items():
+            if vars(ctx).get(k) is new:  # (unless backward set it anew)
+                setattr(ctx, k, old)
 
 
 class _Nothing:

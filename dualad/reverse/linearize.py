@@ -170,19 +170,22 @@ def transpose_program(prog: list[Any], outs: Any, cts: Any, ins: list[Any]) -> l
         if c is not None and is_lin(o):
             _accumulate(acc, o, c)
     for prim, args, params, out in reversed(prog):
-        c = acc.pop(id(out), None)
+        c = acc.pop(id(out._data), None)
         if c is None:
             continue
         for a, r in zip(args, prim.transpose(c, args, **params), strict=False):
             if r is not None and is_lin(a):
                 _accumulate(acc, a, r)
-    return [None if i is None else acc.get(id(i)) for i in ins]
+    return [None if i is None else acc.get(id(i._data)) for i in ins]
 
 
 def _accumulate(acc: dict[int, Any], lin: Tensor, c: Any) -> None:
     c = fit_cotangent(c, lin)
-    prev = acc.get(id(lin))
-    acc[id(lin)] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
+    # (keyed by the placeholder's Aval, which is its identity: a Tensor into which a
+    # placeholder was written in place, grad_input[idx] = g, holds the written one's)
+    k = id(lin._data)
+    prev = acc.get(k)
+    acc[k] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
 
 
 def fit_cotangent(c: Any, like: Any) -> Any:
