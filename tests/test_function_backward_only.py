@@ -531,3 +531,49 @@ def test_an_input_kept_as_a_ctx_attribute_is_followed_by_every_derivative():
               F.jacfwd(F.jacrev(s))(da.tensor(x0))]:
         close(H, H_ref)
     close(F.hvp(s, da.tensor(x0), da.ones(2))[1], A(H_ref) @ np.ones(2))
+
+
+class ExpPair(da.Function):
+    """(2 x, exp(x)), saving its second output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        a, b = 2 * x, dnp.exp(x)
+        ctx.save_for_backward(b)
+        return a, b
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        (b,) = ctx.saved_tensors
+        return 2 * ga + gb * b
+
+
+def test_a_saved_second_output_is_that_output_in_every_second_derivative():
+    # the saved output is reattached as output 1 of its node: a double backward sends its
+    # gradient to gb, not ga (it went to output 0 before: a wrong Hessian, silently)
+    x0 = np.array([0.3, -0.2])
+    s = lambda x: dnp.sum(ExpPair.apply(x)[1] ** 2 + ExpPair.apply(x)[0] ** 3)  # noqa: E731
+    H_ref = np.diag(4 * np.exp(2 * x0) + 48 * x0)
+    for strategy in ("reverse-mode", "forward-mode"):
+        close(F.hessian(s, da.tensor(x0), outer_jacobian_strategy=strategy), H_ref)
+    close(F.jacfwd(F.jacfwd(s))(da.tensor(x0)), H_ref)
+
+
+def test_an_input_modified_in_place_takes_the_tangent():
+    class Double(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x *= 2
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    with fwAD.dual_level():
+        a = fwAD.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, -1.0]))
+        y = Double.apply(a)
+        assert y is a
+        close(fwAD.unpack_dual(a).tangent, [2.0, -2.0])
+        close(fwAD.unpack_dual(a).primal, [2.0, 4.0])
