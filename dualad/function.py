@@ -156,6 +156,11 @@ class Function(metaclass=_FunctionMeta):
     >>> x = dualad.tensor(2.0, requires_grad=True)
     >>> Cube.apply(x).backward(); x.grad
     tensor(12.)
+
+    With no ``jvp``, forward mode transposes ``backward`` (linear in ``g``):
+
+    >>> dualad.functional.jvp(Cube.apply, dualad.tensor(2.0), dualad.tensor(1.0))[1]
+    tensor(12.)
     """
 
     @staticmethod
