@@ -29,8 +29,8 @@ class _Tracing(threading.local):
     def __init__(self) -> None:
         self.programs: list[list[Any]] = []
         self.owner: list[str] = []
-        # per program: None for a built-in JVP rule, else what a user wrote that is being
-        # linearized ("jvp" or "backward" of a custom Function), checked strictly
+        # while a custom Function's rule is being linearized ("jvp" or "backward"), checked
+        # strictly; None for a built-in rule linearized inside one (see linearize)
         self.user: list[str | None] = []
 
 
@@ -80,18 +80,9 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
                 f"(in {prim.name}); reverse mode saved only the declared values"
             )
     lin = [i for i, a in enumerate(args) if is_lin(a)]
-    user = _tracing.user[-1] if _tracing.user else None
-    if user == "backward" and (prim.transpose is None or any(i not in prim.linear for i in lin)
-                               or (not prim.joint and len(lin) > 1)):
-        raise NonlinearTangentError(
-            f"dualad: {owner}.backward is not linear in its grad_outputs: it applies "
-            f"'{prim.name}' to a grad_output"
-            + (" (a product of two grad_outputs)" if prim.transpose is not None else "")
-            + f". Forward mode through {owner}, which defines no jvp, transposes its "
-            "backward, which must therefore be linear in grad_output: multiply the "
-            "grad_outputs by coefficients computed from the saved tensors, add them, index, "
-            f"reshape or solve with them. Or give {owner} a jvp."
-        )
+    users = _tracing.user  # (empty unless a custom Function's rule is being linearized)
+    if users and users[-1] is not None:
+        _check_user(owner, users[-1], prim, args, lin)
     if prim.transpose is None or any(i not in prim.linear for i in lin) or (
         not prim.joint and len(lin) > 1
     ):
@@ -104,8 +95,6 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
         )
     if not _tracing.programs:
         raise RuntimeError("dualad: a symbolic tangent escaped its linearization")
-    if user is not None and prim.joint:
-        _check_no_offset(owner, user, prim, args, lin)
     shape, dtype = prim.aval(args, **params)
     out = placeholder(shape, dtype)
     _tracing.programs[-1].append((prim, args, params, out))
@@ -115,12 +104,24 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
 D.hooks["linear"] = record_linear
 
 
-def _check_no_offset(owner: str, user: str, prim: D.Primitive, args: Any, lin: list[int]) -> None:
-    """Raise if a user's rule adds a nonzero constant to a placeholder (``g + 1``,
-    ``where(m, g, 1)``): the map is then affine, not linear, and its transpose would
-    silently drop the constant. Built-in rules are trusted (their constants are zeros),
-    so only user-written rules pay for this look at the values."""
-    if not lin:
+def _check_user(owner: str, user: str, prim: D.Primitive, args: Any, lin: list[int]) -> None:
+    """The checks of an equation of a custom Function's rule: a backward's non-linearity
+    said in its words, and a nonzero constant added to a placeholder (``g + 1``,
+    ``where(m, g, 1)``) refused: the map is then affine, not linear, and its transpose
+    would silently drop the constant. Built-in rules are trusted (their constants are
+    zeros), so only user-written rules pay for this look at the values."""
+    if user == "backward" and (prim.transpose is None or any(i not in prim.linear for i in lin)
+                               or (not prim.joint and len(lin) > 1)):
+        raise NonlinearTangentError(
+            f"dualad: {owner}.backward is not linear in its grad_outputs: it applies "
+            f"'{prim.name}' to a grad_output"
+            + (" (a product of two grad_outputs)" if prim.transpose is not None else "")
+            + f". Forward mode through {owner}, which defines no jvp, transposes its "
+            "backward, which must therefore be linear in grad_output: multiply the "
+            "grad_outputs by coefficients computed from the saved tensors, add them, index, "
+            f"reshape or solve with them. Or give {owner} a jvp."
+        )
+    if not lin or not prim.joint:
         return
     for i, a in enumerate(args):
         if i in lin or i not in prim.linear or a is None or a.__class__ is str:
@@ -152,13 +153,19 @@ def linearize(owner: str, rule: Any, *args: Any,
     """
     _tracing.programs.append([])
     _tracing.owner.append(owner)
-    _tracing.user.append(user)
+    users = _tracing.user
+    # (a built-in rule inside a custom one's linearization is marked as built-in; outside,
+    # the stack stays empty and record_linear pays one test)
+    mark = user is not None or bool(users)
+    if mark:
+        users.append(user)
     try:
         out = rule(*args)
     finally:
         prog = _tracing.programs.pop()
         _tracing.owner.pop()
-        _tracing.user.pop()
+        if mark:
+            users.pop()
     return out, prog
 
 
