@@ -597,12 +597,21 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         for k, v in attrs.items():
             if vars(ctx).get(k) is subst[k]:  # (unless backward set it anew)
                 setattr(ctx, k, v)
+    if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
+        from .anomaly_mode import check_tangents
+
+        check_tangents(name, touts, lambda: _finite_values([*ps, *ts]))
     if once and recorded:  # its coefficients were computed under no_grad
         msg = (f"trying to differentiate twice a function that was marked with "
                f"@once_differentiable ({name}.backward, transposed for forward mode)")
         tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
         touts = [t if t is None else _UnknownDerivative.apply(t, msg, *tracked) for t in touts]
     return touts
+
+
+def _finite_values(ts: list[Any]) -> bool:
+    return all(not isinstance(t, Tensor) or t.dtype.kind not in "fc" or
+               bool(np.isfinite(t._data).all()) for t in ts)
 
 
 def _unknown_derivative(name: str, where: str, how: str) -> str:

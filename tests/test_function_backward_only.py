@@ -625,3 +625,26 @@ def test_setup_context_style_and_a_function_with_neither_rule():
 
     with pytest.raises(RuntimeError, match="Neither implements neither jvp nor backward"):
         F.jvp(Neither.apply, da.tensor(x0), da.ones(2))
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+def test_anomaly_mode_names_a_backward_whose_transpose_gives_nan():
+    class BadBackward(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * dnp.log(x - 2.0)  # NaN coefficients at x < 2
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(da.ones(2), da.ones(2))
+        with np.errstate(invalid="ignore"):
+            assert np.isnan(A(fwAD.unpack_dual(BadBackward.apply(x)).tangent)).all()  # off
+            with da.detect_anomaly(), pytest.raises(
+                    RuntimeError, match="Function 'BadBackward' returned nan values in the "
+                                        "tangent of its 0th output"):
+                BadBackward.apply(x)
