@@ -5,11 +5,19 @@ A Function's ``forward`` runs on plain tensors (no levels, no recording). Its
 mode — the one place a reverse rule is written by hand, and honoured as given.
 A Function with only ``jvp`` gets reverse mode by transposing that jvp, which
 must then be linear in the tangents (the error names the operation if not).
-Custom Functions support one dual level at a time.
+Custom Functions with a jvp support one dual level at a time.
+
+The other way round, a Function with only ``backward`` gets forward mode by
+transposing that backward, which is linear in its grad_outputs: it is run on
+symbolic grad_outputs, recording a linear program, and the program's transpose
+maps the input tangents to the output tangents (``_forward_by_backward``). This
+works at every dual level (the backward runs on the values of each level, so
+lower levels and reverse recording differentiate its coefficients).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -24,7 +32,7 @@ from ._backend import like as _like
 from ._tensor import Tensor, _make
 from .ops import inplace
 from .reverse.graph import Node, SavedValue, _set_node, edge_of, new_node
-from .reverse.linearize import linearize, placeholder, transpose_program
+from .reverse.linearize import is_lin, linearize, placeholder, transpose_program
 
 
 class FunctionCtx:
@@ -56,6 +64,7 @@ class FunctionCtx:
         self._saved: list[Any] | None = None
         self._node: Any = None
         self._jvp = False
+        self._lin_saved: tuple[Any, ...] | None = None  # see _forward_by_backward
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (inputs, outputs or intermediates) for ``backward``."""
@@ -81,6 +90,8 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
+        if self._lin_saved is not None:  # backward run for forward mode: values of a level
+            return self._lin_saved
         if self._jvp:  # in jvp: what save_for_forward saved
             return tuple(self.saved_for_forward)
         if self._saved is None:  # in forward: what was saved, for backward or for forward
@@ -145,6 +156,11 @@ class Function(metaclass=_FunctionMeta):
     >>> x = dualad.tensor(2.0, requires_grad=True)
     >>> Cube.apply(x).backward(); x.grad
     tensor(12.)
+
+    With no ``jvp``, forward mode transposes ``backward`` (linear in ``g``):
+
+    >>> dualad.functional.jvp(Cube.apply, dualad.tensor(2.0), dualad.tensor(1.0))[1]
+    tensor(12.)
     """
 
     @staticmethod
@@ -197,7 +213,9 @@ class Function(metaclass=_FunctionMeta):
         live = [D.strip(a) if isinstance(a, Tensor) else a for a in args]
         L = max((a._level for a in live if isinstance(a, Tensor) and a._level < D.LIN),
                 default=0)
-        if len(set().union(*[_levels(a) for a in live if isinstance(a, Tensor)])) > 1:
+        by_backward = not cls._has("jvp") and cls._has("backward")
+        if not by_backward and \
+                len(set().union(*[_levels(a) for a in live if isinstance(a, Tensor)])) > 1:
             raise RuntimeError(
                 f"{cls.__name__}.apply: the inputs carry tangents at two nested dual levels; "
                 "custom Functions support one dual level at a time (compose dualad "
@@ -230,14 +248,19 @@ class Function(metaclass=_FunctionMeta):
         dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
         nondiff = {id(t) for t in ctx.non_differentiable}
-        # forward mode: the user's jvp at the top live level
+        # forward mode: the user's jvp at the top live level (or its transposed backward,
+        # after recording: see _forward_by_backward)
+        late = False
         if L:
             tans = [D.split(a, L)[1] if isinstance(a, Tensor) else None for a in live]
-            if any(t is not None for t in tans):
+            if by_backward:
+                late = any(t is not None for t in tans)
+            elif any(t is not None for t in tans):
                 if not cls._has("jvp"):
                     raise RuntimeError(
-                        f"{cls.__name__} does not implement jvp, so it cannot be used with "
-                        "forward-mode AD; define a staticmethod jvp(ctx, *tangents)"
+                        f"{cls.__name__} implements neither jvp nor backward, so it cannot be "
+                        "used with forward-mode AD; define a staticmethod jvp(ctx, *tangents) "
+                        "(or backward(ctx, *grad_outputs), which forward mode transposes)"
                     )
                 # (an integer input has no tangent: None, as torch passes)
                 full = [(t if t is not None else _zeros_like(p))
@@ -273,7 +296,9 @@ class Function(metaclass=_FunctionMeta):
                         else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
         if gm.state.grad and any(ctx.needs_input_grad):
-            _record(cls, ctx, live, plain, back, outs, nondiff)
+            _record(cls, ctx, live, plain, back, outs, nondiff, late)
+        if late:
+            outs = _forward_by_backward(cls, ctx, live, plain, outs, nondiff)
         for k, a in dirty.items():  # the modified input is the output: its history and
             inplace.commit(a, outs[k])  # tangent rebased onto this Function's
             outs[k] = a
@@ -329,7 +354,7 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
-            outs: list[Tensor], nondiff: set[int]) -> None:
+            outs: list[Tensor], nondiff: set[int], late: bool = False) -> None:
     edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
     node = new_node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
     node.edges = edges
@@ -348,12 +373,17 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
             saved.append(None)
         elif id(t) in back:
             saved.append(SavedValue(back[id(t)]))
-        elif id(t) in out_ids:
-            saved.append(SavedValue(outs[out_ids[id(t)]], True))
+        elif id(t) in out_ids:  # (late: saved with its tangents, by _forward_by_backward)
+            k = out_ids[id(t)]
+            saved.append(_LateOutput(k) if late else SavedValue(outs[k], True, k))
         else:
             saved.append(SavedValue(t))
     ctx._saved, ctx._node = saved, node
     node.saved = {"ctx": ctx}  # released after backward like any saved values
+    if any(isinstance(t, Tensor) and id(t) not in back and id(t) not in out_ids and
+           t.dtype.kind in "fc" for t in to_save):
+        node.saved["intermediate"] = True  # (see _attributes_at)
+    node.saved["plain"] = tuple(plain)  # (what forward saw: see _attributes_at)
     if cls._has("backward"):
         node.custom = functools.partial(_custom_vjp, cls, node)
     else:
@@ -376,7 +406,8 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
         grads = [g if g is not None or a is None else _make(np.zeros(*a, like=like)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
-    res = fn(ctx, *grads)
+    with _attributes_at(cls, ctx, node):
+        res = fn(ctx, *grads)
     res = list(res) if isinstance(res, tuple) else [res]
     n_in = len(node.edges)
     if len(res) < n_in:
@@ -412,9 +443,254 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
             for i, n in enumerate(needs)]
     full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
             for lin, p in zip(lins, plain, strict=True)]
-    t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full))
+    t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
     outs = t if isinstance(t, tuple) else (t,)
     return transpose_program(prog, outs, grads, lins)
+
+
+# ---------------------------------------------------------------------------
+# Forward mode for a Function that defines only backward (the reverse of
+# ``_jvp_transposed``). A backward is linear in its grad_outputs: it maps v to J^T v
+# (J^H v for complex values, the adjoint for the real inner product). Run on symbolic
+# grad_outputs it records that linear map as a program; the program's transpose, run
+# on the input tangents u, gives J u, the output tangents.
+# ---------------------------------------------------------------------------
+
+
+class _LateOutput:
+    """An output saved by ``save_for_backward`` whose SavedValue is made once its tangents
+    are known (``_forward_by_backward``): forward-over-reverse reads them in backward."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+# FunctionCtx's own attributes; any other attribute is the user's (``ctx.x = x``)
+_CTX_OWN = frozenset(FunctionCtx().__dict__)
+
+
+def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
+                         outs: list[Any], nondiff: set[int]) -> list[Any]:
+    """``outs`` (the plain outputs of ``forward``, recorded if grad mode is on) made dual
+    at every live level of the inputs, innermost last, as ``apply`` does for a primitive:
+    the output tangents at a level are computed by the transposed backward on the values
+    of that level (the inputs' primals there, and the outputs made dual at the levels
+    below), so the levels below and reverse-mode recording differentiate them in turn."""
+    in_pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
+    out_pos = {id(o): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
+    diff = [isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc"
+            for o in outs]
+
+    def at(xs: list[Any]) -> list[Any]:
+        top = max((a._level for a in xs if isinstance(a, Tensor) and a._level < D.LIN),
+                  default=0)
+        if not top:
+            return list(outs)
+        pairs = [D.split(a, top) if isinstance(a, Tensor) else (a, None) for a in xs]
+        ps = [p for p, _ in pairs]
+        ts = [t if isinstance(p, Tensor) and p.dtype.kind in "fc" else None for p, t in pairs]
+        ys = at(ps)
+        if all(t is None for t in ts):
+            return ys
+        touts = _tangents_by_backward(cls, ctx, ps, ts, ys, diff, in_pos, out_pos)
+        return [y if t is None else D.dual(top, y, t) for y, t in zip(ys, touts, strict=True)]
+
+    res = at(live)
+    if ctx._saved is not None:  # recorded: the outputs it saved, with their tangents
+        ctx._saved = [SavedValue(res[s.k], True, s.k) if isinstance(s, _LateOutput) else s
+                      for s in ctx._saved]
+    return res
+
+
+def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
+                          ys: list[Any], diff: list[bool], in_pos: dict[int, int],
+                          out_pos: dict[int, int]) -> list[Any]:
+    """The output tangents, given the input tangents ``ts`` at one level whose values are
+    ``ps`` (inputs) and ``ys`` (outputs): the transpose of ``backward`` linearized in its
+    grad_outputs."""
+    name = cls.__name__
+    fn = cls.backward if cls.backward is not Function.backward else cls.vjp
+    lins = [placeholder(y.shape, y.dtype) if d else None for y, d in zip(ys, diff, strict=True)]
+    grads = [lin if lin is not None else
+             _zeros_like(y) if ctx.materialize_grads and isinstance(y, Tensor) else None
+             for lin, y in zip(lins, ys, strict=True)]
+    # what backward reads, at this level's values: an input's or output's own; something
+    # else forward computed (an intermediate) has a derivative nobody knows
+    below = any(isinstance(p, Tensor) and 0 < p._level < D.LIN for p in ps)
+    recorded = gm.state.grad and gm.state.tangent_grad and any(
+        isinstance(p, Tensor) and p._rg for p in ps)
+    once = getattr(fn, "_once_differentiable", False)
+
+    def value(t: Any, where: str) -> Any:
+        if not isinstance(t, Tensor):
+            return t
+        if id(t) in in_pos:
+            return ps[in_pos[id(t)]]
+        if id(t) in out_pos:
+            return ys[out_pos[id(t)]]
+        if t.dtype.kind not in "fc" or not (below or recorded):
+            return t
+        msg = _unknown_derivative(name, where, "forward-over-forward" if below else
+                                  "reverse-over-forward")
+        if below:
+            raise RuntimeError(msg)
+        # reverse mode may never ask for it: an error only if it does
+        tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+        return _UnknownDerivative.apply(t, msg, *tracked)
+
+    saved = tuple(value(t, "a tensor saved with ctx.save_for_backward") for t in ctx.to_save)
+    attrs = {k: v for k, v in vars(ctx).items() if k not in _CTX_OWN}
+    subst = {k: (tuple(value(x, f"ctx.{k}") for x in v) if isinstance(v, tuple) else
+                 [value(x, f"ctx.{k}") for x in v] if isinstance(v, list) else
+                 value(v, f"ctx.{k}")) for k, v in attrs.items()}
+    needs = ctx.needs_input_grad
+    ctx._lin_saved = saved
+    ctx.needs_input_grad = tuple(t is not None for t in ts)  # (a backward skips the others)
+    vars(ctx).update(subst)
+    quiet = gm.state.grad and not gm.state.tangent_grad  # (tangents not recorded)
+    try:
+        with gm.no_grad() if quiet else _Nothing():
+            try:
+                res, prog = linearize(name, lambda: fn(ctx, *grads), user="backward")
+            except RuntimeError as e:
+                if "symbolic tangent" not in str(e):
+                    raise
+                raise RuntimeError(
+                    f"{name}.backward cannot be used for forward mode: {e}. Forward mode "
+                    f"through {name}, which defines no jvp, runs its backward on symbolic "
+                    "grad_outputs: compute with dualad operations on them (dualad.numpy), "
+                    f"not NumPy's; or give {name} a jvp."
+                ) from None
+            res = list(res) if isinstance(res, tuple) else [res]
+            if len(res) < len(ps):
+                raise RuntimeError(
+                    f"function {name}Backward returned an incorrect number of gradients "
+                    f"(expected {len(ps)}, got {len(res)})"
+                )
+            outs, cts = [], []
+            for i, (r, t) in enumerate(zip(res, ts, strict=False)):
+                if t is None or r is None:
+                    continue
+                if not is_lin(r):  # a constant: the map is linear only if it is zero
+                    d = r._data if isinstance(r, Tensor) else r
+                    if np.any(d):
+                        raise RuntimeError(
+                            f"dualad: {name}.backward is not linear in its grad_outputs: its "
+                            f"gradient for input {i} does not depend on them and is not zero. "
+                            "Forward mode transposes backward, which must be linear in "
+                            f"grad_output; or give {name} a jvp."
+                        )
+                    continue
+                if r.shape != ps[i].shape:
+                    raise RuntimeError(
+                        f"Function {name}Backward returned an invalid gradient - got "
+                        f"{r.shape} but expected shape compatible with {ps[i].shape}"
+                    )
+                outs.append(r)
+                cts.append(t)
+            touts = transpose_program(prog, outs, cts, lins)
+    finally:
+        ctx._lin_saved = None
+        ctx.needs_input_grad = needs
+        for k, v in attrs.items():
+            if vars(ctx).get(k) is subst[k]:  # (unless backward set it anew)
+                setattr(ctx, k, v)
+    if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
+        from .anomaly_mode import check_tangents
+
+        check_tangents(name, touts, lambda: _finite_values([*ps, *ts]))
+    if once and recorded:  # its coefficients were computed under no_grad
+        msg = (f"trying to differentiate twice a function that was marked with "
+               f"@once_differentiable ({name}.backward, transposed for forward mode)")
+        tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+        touts = [t if t is None else _UnknownDerivative.apply(t, msg, *tracked) for t in touts]
+    return touts
+
+
+def _finite_values(ts: list[Any]) -> bool:
+    return all(not isinstance(t, Tensor) or t.dtype.kind not in "fc" or
+               bool(np.isfinite(t._data).all()) for t in ts)
+
+
+def _unknown_derivative(name: str, where: str, how: str) -> str:
+    return (
+        f"{name}.backward reads {where}, which is neither an input nor an output of "
+        f"{name}.forward, so its derivative is unknown and the derivative of the backward "
+        f"({how}) cannot be computed. Save only inputs and outputs (recompute the value "
+        "in backward from them with dualad operations), pass it to apply as an input, or "
+        "return it from forward as an output."
+    )
+
+
+@contextlib.contextmanager
+def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
+    """While a custom backward runs, an attribute of ctx that holds one of forward's
+    inputs (``ctx.x = x``: forward ran on a plain copy of it) holds the input as the
+    caller gave it, as in torch, so that a second derivative (double backward,
+    forward-over-reverse) differentiates through it. In forward-over-reverse (its inputs
+    were dual at a level still live, so the gradients it gives must carry that level's
+    tangents), refuse a value whose tangent is unknown: an intermediate saved by
+    ``save_for_backward`` or stored on ctx (forward runs on plain values)."""
+    fwd = any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
+              for a in node.consts)
+    name = cls.__name__
+    if fwd and node.saved.get("intermediate"):
+        raise RuntimeError(_unknown_derivative(
+            name, "a tensor saved with ctx.save_for_backward", "forward-over-reverse"))
+    pos = {id(p): i for i, p in enumerate(node.saved.get("plain", ())) if isinstance(p, Tensor)}
+
+    def value(x: Any, k: str) -> Any:
+        if not isinstance(x, Tensor):
+            return x
+        if id(x) in pos:
+            return node.consts[pos[id(x)]]
+        if fwd and x.dtype.kind in "fc":
+            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse"))
+        return x
+
+    subst = {}
+    for k, v in vars(ctx).items():
+        if k in _CTX_OWN:
+            continue
+        if isinstance(v, (tuple, list)):
+            new = type(v)(value(x, k) for x in v)
+            if any(a is not b for a, b in zip(new, v, strict=True)):
+                subst[k] = (v, new)
+        elif (new := value(v, k)) is not v:
+            subst[k] = (v, new)
+    for k, (_, new) in subst.items():
+        setattr(ctx, k, new)
+    try:
+        yield
+    finally:
+        for k, (old, new) in subst.items():
+            if vars(ctx).get(k) is new:  # (unless backward set it anew)
+                setattr(ctx, k, old)
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _UnknownDerivative(Function):
+    """A value whose derivative is unknown: its grad_fn raises ``msg`` if reverse mode
+    reaches it (an intermediate a transposed backward read while its tangents are
+    recorded)."""
+
+    @staticmethod
+    def forward(ctx: Any, r: Tensor, msg: str, *tracked: Tensor) -> Tensor:
+        ctx.msg = msg
+        return _make(r._data)
+
+    @staticmethod
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise RuntimeError(ctx.msg)
 
 
 class InplaceFunction(Function):
@@ -476,6 +752,7 @@ def once_differentiable(fn: Any) -> Any:
                     r.dtype.kind in "fc" else r for r in (res if many else (res,)))
         return out if many else out[0]
 
+    wrapper._once_differentiable = True  # type: ignore[attr-defined]
     return wrapper
 
 

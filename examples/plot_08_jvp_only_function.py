@@ -11,6 +11,7 @@ check both modes with ``gradcheck`` and against the same softmax composed from
 dualad operations.
 """
 
+import matplotlib.pyplot as plt
 import numpy as np
 
 import dualad as da
@@ -63,6 +64,21 @@ s /= s.sum()
 print("max |J_fwd - J_rev| =", np.abs(J_fwd - J_rev).max())
 assert np.allclose(J_fwd, np.diag(s) - np.outer(s, s), atol=1e-15)
 assert np.allclose(J_rev, J_fwd, atol=1e-15)
+
+# %%
+# The two Jacobians side by side: forward mode runs the jvp on the basis vectors
+# (columns), reverse mode its transpose on them (rows); they are one matrix.
+fig, axes = plt.subplots(1, 3, figsize=(9, 3))
+lim = np.abs(J_fwd).max()
+for ax, M, title in [(axes[0], J_fwd, "jacfwd: the jvp"),
+                     (axes[1], J_rev, "jacrev: the jvp transposed"),
+                     (axes[2], np.diag(s) - np.outer(s, s), "diag(s) - s s^T")]:
+    im = ax.imshow(M, cmap="RdBu_r", vmin=-lim, vmax=lim)
+    ax.set_title(title, fontsize=10)
+    ax.set_xticks([])
+    ax.set_yticks([])
+fig.colorbar(im, ax=axes, shrink=0.8)
+plt.show()
 
 # %%
 # ``gradcheck`` compares both modes with finite differences (and fast mode's

@@ -481,8 +481,9 @@ def hessian(
         try:
             H = by_columns()
         except (RuntimeError, NotImplementedError):
-            # A custom Function with no jvp (or one that cannot take batched tangents)
-            # is not forward-differentiable: the rows it is (func runs again).
+            # A custom Function whose rule cannot run in forward mode (a backward that
+            # cannot be transposed, a jvp that cannot take batched tangents, an
+            # intermediate whose derivative is unknown): the rows (func runs again).
             H = by_rows()
     else:
         H = by_rows()

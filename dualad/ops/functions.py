@@ -322,6 +322,8 @@ def _like(fn: Any, example: str) -> Any:
     def f(a: Any, *args: Any, requires_grad: bool = False, **kw: Any) -> Tensor:
         # NumPy's own positional arguments (dtype; full_like's fill_value first)
         d = a._data if isinstance(a, Tensor) else a
+        if isinstance(a, Tensor) and a._level >= D.LIN:  # a symbolic tangent: its shape and
+            d = np.broadcast_to(np.zeros((), d.dtype), d.shape)  # dtype, with no values
         if isinstance(a, Tensor) and a._nb:
             d = np.broadcast_to(d, d.shape)  # keep the batch axes
         t = _made(_make(fn(d, *args, **kw)))

@@ -42,7 +42,9 @@ _LIN = D.LIN
 
 
 def _tracked(t: Any) -> bool:
-    return t.__class__ is Tensor and (t._rg or (t._level and t._level < _LIN))
+    # (a symbolic tangent, LIN, is tracked too: a custom rule may write one into a
+    # constant, grad_input[idx] = g, which records a linear setitem)
+    return t.__class__ is Tensor and (t._rg or t._level)
 
 
 def setitem(self: Tensor, key: Any, value: Any) -> None:
@@ -153,6 +155,10 @@ def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
 def _adopt(t: Tensor, new: Tensor) -> None:
     """``t`` takes ``new``'s values (written into its memory), history and tangents (with
     grad mode off, ``t`` keeps its history: only the tangents follow)."""
+    if new._level >= _LIN:  # a symbolic tangent written into a constant while a custom
+        t._data, t._level = new._data, new._level  # rule is linearized: t becomes symbolic
+        t._version_counter()[0] += 1
+        return
     src = D.innermost(new)._data
     if src is not t._data:
         t._data[...] = src

@@ -29,6 +29,9 @@ class _Tracing(threading.local):
     def __init__(self) -> None:
         self.programs: list[list[Any]] = []
         self.owner: list[str] = []
+        # while a custom Function's rule is being linearized ("jvp" or "backward"), checked
+        # strictly; None for a built-in rule linearized inside one (see linearize)
+        self.user: list[str | None] = []
 
 
 _tracing = _Tracing()
@@ -77,6 +80,9 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
                 f"(in {prim.name}); reverse mode saved only the declared values"
             )
     lin = [i for i, a in enumerate(args) if is_lin(a)]
+    users = _tracing.user  # (empty unless a custom Function's rule is being linearized)
+    if users and users[-1] is not None:
+        _check_user(owner, users[-1], prim, args, lin)
     if prim.transpose is None or any(i not in prim.linear for i in lin) or (
         not prim.joint and len(lin) > 1
     ):
@@ -98,15 +104,68 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
 D.hooks["linear"] = record_linear
 
 
-def linearize(owner: str, rule: Any, *args: Any) -> tuple[Any, list[Any]]:
-    """Run ``rule(*args)`` with placeholders in it; return (its result, the program)."""
+def _check_user(owner: str, user: str, prim: D.Primitive, args: Any, lin: list[int]) -> None:
+    """The checks of an equation of a custom Function's rule: a backward's non-linearity
+    said in its words, and a nonzero constant added to a placeholder (``g + 1``,
+    ``where(m, g, 1)``) refused: the map is then affine, not linear, and its transpose
+    would silently drop the constant. Built-in rules are trusted (their constants are
+    zeros), so only user-written rules pay for this look at the values."""
+    if user == "backward" and (prim.transpose is None or any(i not in prim.linear for i in lin)
+                               or (not prim.joint and len(lin) > 1)):
+        raise NonlinearTangentError(
+            f"dualad: {owner}.backward is not linear in its grad_outputs: it applies "
+            f"'{prim.name}' to a grad_output"
+            + (" (a product of two grad_outputs)" if prim.transpose is not None else "")
+            + f". Forward mode through {owner}, which defines no jvp, transposes its "
+            "backward, which must therefore be linear in grad_output: multiply the "
+            "grad_outputs by coefficients computed from the saved tensors, add them, index, "
+            f"reshape or solve with them. Or give {owner} a jvp."
+        )
+    if not lin or not prim.joint:
+        return
+    for i, a in enumerate(args):
+        if i in lin or i not in prim.linear or a is None or a.__class__ is str:
+            continue
+        d = a._data if a.__class__ is Tensor else a
+        if isinstance(d, Aval):
+            continue
+        try:
+            nonzero = bool(np.any(d))
+        except (TypeError, ValueError):  # (not an array: an index, an option)
+            continue
+        if nonzero:
+            what, of = (("grad_output", f"{owner}.backward is not linear in its grad_outputs")
+                        if user == "backward"
+                        else ("tangent", f"the JVP of {owner} is not linear in its tangents"))
+            raise NonlinearTangentError(
+                f"dualad: {of}: it adds a constant that is not zero to a {what} (in "
+                f"'{prim.name}'), which makes it affine. Every term of its result must be "
+                f"a {what} times a coefficient."
+            )
+
+
+def linearize(owner: str, rule: Any, *args: Any,
+              user: str | None = None) -> tuple[Any, list[Any]]:
+    """Run ``rule(*args)`` with placeholders in it; return (its result, the program).
+
+    ``user``: ``"jvp"`` or ``"backward"`` where the rule is a custom Function's (the
+    errors then name that method, and adding a constant to a placeholder is refused).
+    """
     _tracing.programs.append([])
     _tracing.owner.append(owner)
+    users = _tracing.user
+    # (a built-in rule inside a custom one's linearization is marked as built-in; outside,
+    # the stack stays empty and record_linear pays one test)
+    mark = user is not None or bool(users)
+    if mark:
+        users.append(user)
     try:
         out = rule(*args)
     finally:
         prog = _tracing.programs.pop()
         _tracing.owner.pop()
+        if mark:
+            users.pop()
     return out, prog
 
 
@@ -118,19 +177,22 @@ def transpose_program(prog: list[Any], outs: Any, cts: Any, ins: list[Any]) -> l
         if c is not None and is_lin(o):
             _accumulate(acc, o, c)
     for prim, args, params, out in reversed(prog):
-        c = acc.pop(id(out), None)
+        c = acc.pop(id(out._data), None)
         if c is None:
             continue
         for a, r in zip(args, prim.transpose(c, args, **params), strict=False):
             if r is not None and is_lin(a):
                 _accumulate(acc, a, r)
-    return [None if i is None else acc.get(id(i)) for i in ins]
+    return [None if i is None else acc.get(id(i._data)) for i in ins]
 
 
 def _accumulate(acc: dict[int, Any], lin: Tensor, c: Any) -> None:
     c = fit_cotangent(c, lin)
-    prev = acc.get(id(lin))
-    acc[id(lin)] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
+    # (keyed by the placeholder's Aval, which is its identity: a Tensor into which a
+    # placeholder was written in place, grad_input[idx] = g, holds the written one's)
+    k = id(lin._data)
+    prev = acc.get(k)
+    acc[k] = c if prev is None else F.add(prev, c)  # type: ignore[attr-defined]
 
 
 def fit_cotangent(c: Any, like: Any) -> Any:
