@@ -238,3 +238,136 @@ def test_backward_of_a_result_made_in_inference_mode_says_so():
         y = dnp.sum(x * 2)
     with pytest.raises(RuntimeError, match="made in dualad.inference_mode()"):
         y.backward()
+
+
+# -- a Jacobian or Hessian that cannot fit in memory ---------------------------------------
+
+
+@pytest.fixture
+def eight_gib(monkeypatch):
+    from dualad.functional import _common
+
+    monkeypatch.setattr(_common, "available_memory", lambda: 8 * 2**30)
+
+
+def _never(v):
+    raise AssertionError("the function ran: the size was not checked up front")
+
+
+@pytest.mark.parametrize("strategy", ["reverse-mode", "forward-mode"])
+@pytest.mark.parametrize("vectorize", [False, True])
+def test_a_hessian_that_cannot_fit_is_refused_up_front_with_its_size(eight_gib, strategy,
+                                                                     vectorize):
+    x = np.zeros(10**5)  # 10^10 float64 elements: 74.5 GiB
+    with pytest.raises(MemoryError, match=r"The Hessian \(100000 x 100000\) would hold "
+                       r"10,000,000,000 elements \(74\.5 GiB\), more than the 8\.0 GiB of "
+                       r"memory available.*dualad\.functional\.hvp"):
+        F.hessian(_never, x, vectorize=vectorize, outer_jacobian_strategy=strategy)
+
+
+def test_a_jacobian_that_cannot_fit_is_refused_before_its_passes(eight_gib):
+    x = np.zeros(10**5)
+    calls = []
+
+    def f(v):
+        calls.append(1)
+        return v * 2.0
+
+    for kw in ({}, {"vectorize": True}, {"strategy": "forward-mode"}):
+        calls.clear()
+        with pytest.raises(MemoryError, match=r"The Jacobian \(100000 x 100000\).*74\.5 GiB"
+                           r".*vjp \(rows\) or jvp \(columns\)"):
+            F.jacobian(f, x, **kw)
+        assert len(calls) == 1  # the one pass that gives the output's size
+    with pytest.raises(MemoryError, match="74.5 GiB"):
+        F.jacrev(f)(x)
+    # a vectorized forward pass's seed: chunk_size bounds it
+    with pytest.raises(MemoryError, match=r"seed of one vectorized pass \(100000 x 100000 "
+                       r"basis vectors\).*chunk_size="):
+        F.jacobian(lambda v: dnp.sum(v), x, strategy="forward-mode", vectorize=True)
+    with pytest.raises(MemoryError, match="chunk_size="):
+        F.jacfwd(lambda v: dnp.sum(v))(x)
+    # what fits is computed (a chunked forward Jacobian of a scalar: one row)
+    calls.clear()
+    J = F.jacobian(lambda v: dnp.sum(v * v), da.tensor(np.arange(3.0)),
+                   strategy="forward-mode", vectorize=True, chunk_size=2)
+    np.testing.assert_array_equal(J.numpy(), [0.0, 2.0, 4.0])
+
+
+def test_a_hessian_larger_than_any_memory_is_refused_on_this_machine():
+    # (no stand-in: 10^12 elements, 7.3 TiB, fit nowhere)
+    with pytest.raises(MemoryError, match=r"The Hessian \(1000000 x 1000000\).*hvp"):
+        F.hessian(_never, np.zeros(10**6))
+
+
+# -- gradcheck at a NaN ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [
+    lambda f, xs: da.gradcheck(f, xs),
+    lambda f, xs: da.gradcheck(f, xs, fast_mode=True, raise_exception=False),
+    lambda f, xs: da.gradcheck(f, xs, check_forward_ad=True, check_backward_ad=False),
+    lambda f, xs: da.gradgradcheck(f, xs),
+], ids=["slow", "fast", "forward", "gradgrad"])
+def test_gradcheck_with_a_nan_input_says_the_input_holds_nan(check):
+    x = da.tensor([0.5, np.nan, 1.0], requires_grad=True)
+    c = da.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(ValueError, match=r"input #1 holds NaN \(first at index \(1,\); 1 of 3 "
+                                         r"elements are not finite\)"):
+        check(lambda a, b: a * b * b, (c, x))
+    z = da.tensor([complex(np.nan, 1.0)], requires_grad=True)
+    with pytest.raises(ValueError, match="input #0 holds NaN"):
+        check(lambda a: a * a, (z,))
+    with pytest.raises(ValueError, match="input #0 holds inf"):
+        check(lambda a: a * a, (da.tensor([np.inf], requires_grad=True),))
+    # a NaN in an input that does not require grad is a constant: checked as before
+    m = da.tensor([1.0, np.nan, 0.0])
+    assert check(lambda a, m: dnp.where(dnp.isnan(m), 0.0, a * a), (c, m)) is True
+
+
+# -- saved-tensor hooks entered inside a backward hook -------------------------------------
+
+
+def test_saved_tensors_hooks_entered_in_a_hook_during_backward_end_with_the_pass():
+    from dualad.reverse import graph as G
+
+    packed = []
+    live = G.hooks_live[0]
+
+    def pack(t):
+        packed.append(t.shape)
+        return t
+
+    entered = []
+
+    def hook(g):  # enters a context it never exits (torch restores the hooks after backward)
+        c = da.graph.saved_tensors_hooks(pack, lambda t: t)
+        c.__enter__()
+        entered.append(c)
+        d = da.graph.disable_saved_tensors_hooks("disabled in a hook")
+        d.__enter__()
+        return g
+
+    x = da.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.register_hook(hook)
+    dnp.sum(y).backward()
+    assert entered and G.hooks_live[0] == live and G.saved_hooks.stack == []
+    assert G.saved_hooks.disabled is None
+    z = dnp.sum(dnp.sin(x) * x)  # a later graph: nothing packs it
+    z.backward()
+    assert packed == []
+    entered[0].__exit__(None, None, None)  # exiting it late changes nothing
+    assert G.hooks_live[0] == live and G.saved_hooks.stack == []
+    # a context around the backward call stays as it was, in grad() too
+    with da.graph.saved_tensors_hooks(pack, lambda t: t):
+        w = dnp.sum(dnp.exp(x))
+        w2 = dnp.sum(x * x)
+        w2.grad_fn.register_prehook(lambda g: hook(g[0]) and None)
+        da.grad(w2, x)
+        assert len(G.saved_hooks.stack) == 1 and G.saved_hooks.disabled is None
+        dnp.sum(x * 3.0)
+    assert G.hooks_live[0] == live and G.saved_hooks.stack == []
+    (g,) = da.grad(w, x)
+    np.testing.assert_allclose(g.numpy(), np.exp([1.0, 2.0]))
+    assert packed  # (w's saved value went through pack)

@@ -32,6 +32,7 @@ from .graph import (
     edge_of,
     flat_parts,
     fresh,
+    saved_hooks,
     tensors,
 )
 from .transpose import Scatter
@@ -217,7 +218,27 @@ _ENGINE = _fastpaths.on("engine")
 _TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
 
 
-def run(
+restore_saved_hooks: Any = None  # (set by .hooks: puts a thread's hook state back)
+
+
+def run(outputs: tuple[Tensor, ...], cts: list[Tensor], **kw: Any) -> list[Any]:
+    """The backward pass (``_pass``), with the thread's saved-tensor hooks as they were
+    before it afterwards, as torch's engine restores them: a ``saved_tensors_hooks``
+    context entered in a hook during the pass and never exited (or
+    ``disable_saved_tensors_hooks``) would otherwise pack every later graph of the
+    process. Two reads of a thread-local a pass, and a comparison."""
+    hs = saved_hooks
+    stack, disabled = hs.stack, hs.disabled
+    before = stack[:] if stack else None
+    try:
+        return _pass(outputs, cts, **kw)
+    finally:
+        now = hs.stack
+        if (now != before if before is not None else now) or hs.disabled is not disabled:
+            restore_saved_hooks(before or [], disabled)
+
+
+def _pass(
     outputs: tuple[Tensor, ...],
     cts: list[Tensor],
     *,
