@@ -40,8 +40,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         fn = getattr(dnp, name, None)
         if fn is not None and kwargs.keys() == {"out"}:  # written in place (see above)
             return fn(*inputs, out=kwargs["out"][0])
-        if fn is None and getattr(np, ufunc.__name__, None) is not ufunc:
-            raise _foreign(ufunc)
+        if fn is None and getattr(np, ufunc.__name__, None) is not ufunc and \
+                (e := _scipys(ufunc)) is not None:
+            raise e
         if fn is None and not kwargs:
             fn = _missing(f"numpy.{ufunc.__name__}", ufunc)
         if fn is None or kwargs:
@@ -77,16 +78,16 @@ def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) 
     return fn(*args, **kwargs)
 
 
-def _foreign(ufunc: np.ufunc) -> TypeError:
-    """The error for another library's ufunc (SciPy's special functions are ufuncs, so
-    NumPy hands ``scipy.special.erf(t)`` to the Tensor): named as that library's, with
-    dualad's differentiable counterpart where there is one."""
+def _scipys(ufunc: np.ufunc) -> TypeError | None:
+    """The error for one of SciPy's special functions (ufuncs, so NumPy hands
+    ``scipy.special.erf(t)`` to the Tensor), named as SciPy's, with dualad's
+    differentiable counterpart where there is one; None for another ufunc."""
     import sys
 
     name = ufunc.__name__
     sp = sys.modules.get("scipy.special")
     if sp is None or getattr(sp, name, None) is not ufunc:
-        return _unsupported(f"the ufunc {name!r} (not NumPy's)", " (dualad has no rule for it)")
+        return None
     from .scipy import special  # (lazily, as dualad.numpy above: a layer that uses this one)
 
     if name in special.__all__:
