@@ -225,9 +225,11 @@ def test_backward_of_an_integer_result_says_integers_carry_no_derivative():
 
 
 def test_backward_of_a_constant_says_it_never_required_grad():
-    for y in (da.tensor(2.0), dnp.sum(da.tensor([1.0, 2.0]) * 3),
-              dnp.sum(da.tensor([1.0], requires_grad=True).detach())):
+    x = da.tensor([1.5], requires_grad=True)
+    for y in (da.tensor(2.0), dnp.sum(da.tensor([1.0, 2.0]) * 3), dnp.sum(x.detach()),
+              dnp.sum(x.astype(np.int64) * 2.0)):
         with pytest.raises(RuntimeError, match=r"does not have a grad_fn: it is a constant.*"
+                           r"detached, were integer results \(x\.astype\(int\).*"
                            r"requires_grad=True\) or x\.requires_grad_\(\)"):
             y.backward()
 

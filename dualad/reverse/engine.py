@@ -69,7 +69,8 @@ def _why_no_grad(o: Any) -> str:
     # (only the result of an operation on an input that requires grad is marked under
     # no_grad: marking what is computed from it would cost every operation a check)
     return (": it is a constant — none of the tensors it was computed from requires grad: "
-            "they never did, were detached, or were themselves computed inside no_grad(). "
+            "they never did, were detached, were integer results (x.astype(int), argmax), "
+            "or were themselves computed inside no_grad(). "
             "Make the inputs require grad (dualad.tensor(..., requires_grad=True) or "
             "x.requires_grad_() on a leaf) and compute it from them with grad mode on.")
 
