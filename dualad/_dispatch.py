@@ -179,6 +179,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                 hooks["record"](prim, args, out, params)  # the primal alone
             elif _inference[0] and _state.inference:
                 _mark_inference(out)
+            elif rg:
+                _mark_nograd(out)
             if prim.view:
                 viewed(prim, args[0], out, params)
             return out
@@ -196,6 +198,8 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
         hooks["record"](prim, args, out, params)
     elif _inference[0] and _state.inference:
         _mark_inference(out)
+    elif rg:
+        _mark_nograd(out)
     if prim.view:
         viewed(prim, args[0], out, params)
     return out
@@ -266,7 +270,18 @@ def mismatch(prim: Primitive, a: Any, b: Any, e: Exception) -> Exception:
 def devices(prim: Primitive, arrays: Any, e: Exception) -> Exception:
     """``e`` (a TypeError of ``prim`` on ``arrays``), or, where the arrays are on two
     devices (CuPy refuses a NumPy operand with a TypeError naming neither), the error that
-    says so."""
+    says so; or, for a complex input to a real-only ufunc, the error that says that."""
+    if not isinstance(e, TypeError):
+        return e
+    if "not supported for the input types" in str(e):
+        z = [a for a in arrays if np.iscomplexobj(a)]
+        if z:
+            hint = ("for the argument of a complex number use dualad.numpy.angle(z)"
+                    if prim.name == "arctan2" else
+                    "take dualad.numpy.real(z), .imag or dualad.numpy.abs(z) first")
+            return TypeError(
+                f"dualad.numpy.{prim.name} is real-only (NumPy's {prim.name} has no complex "
+                f"loop), but it got a complex input of dtype {z[0].dtype}: {hint}.")
     if e.__class__ is TypeError:
         try:
             _backend.namespace(*arrays)
@@ -420,6 +435,14 @@ def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -
     views.append(weakref.ref(out))
     if len(views) >= 64 and not len(views) & (len(views) - 1):  # (at powers of two: prune)
         rm.views = [r for r in views if r() is not None]
+
+
+def _mark_nograd(out: Any) -> None:
+    """Remember that ``out`` was made while grad mode was off from an input that requires
+    grad (``Tensor._why``), so that backward's error on it can say why it has no grad_fn."""
+    for o in out if out.__class__ is tuple else (out,):
+        if o.__class__ is Tensor:
+            o._why = "no_grad"
 
 
 def _mark_inference(out: Any) -> None:

@@ -40,6 +40,9 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         fn = getattr(dnp, name, None)
         if fn is not None and kwargs.keys() == {"out"}:  # written in place (see above)
             return fn(*inputs, out=kwargs["out"][0])
+        if fn is None and getattr(np, ufunc.__name__, None) is not ufunc and \
+                (e := _scipys(ufunc)) is not None:
+            raise e
         if fn is None and not kwargs:
             fn = _missing(f"numpy.{ufunc.__name__}", ufunc)
         if fn is None or kwargs:
@@ -73,6 +76,32 @@ def array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) 
     if fn is None:
         fn = _missing(f"{mod}.{func.__name__}", func)
     return fn(*args, **kwargs)
+
+
+def _scipys(ufunc: np.ufunc) -> TypeError | None:
+    """The error for one of SciPy's special functions (ufuncs, so NumPy hands
+    ``scipy.special.erf(t)`` to the Tensor), named as SciPy's, with dualad's
+    differentiable counterpart where there is one; None for another ufunc."""
+    import sys
+
+    name = ufunc.__name__
+    sp = sys.modules.get("scipy.special")
+    if sp is None or getattr(sp, name, None) is not ufunc:
+        return None
+    from .scipy import special  # (lazily, as dualad.numpy above: a layer that uses this one)
+
+    if name in special.__all__:
+        return TypeError(
+            f"dualad: scipy.special.{name} is not supported on dualad Tensors: SciPy's "
+            "compiled function would drop derivatives. Use dualad.scipy.special."
+            f"{name}(t), which is differentiable (or scipy.special.{name}(t.detach()."
+            "numpy()) if you do not need the derivative).")
+    return TypeError(
+        f"dualad: scipy.special.{name} is not supported on dualad Tensors: SciPy's compiled "
+        "function would drop derivatives, and dualad.scipy.special has no counterpart (it "
+        f"has {', '.join(special.__all__)}). Call scipy.special.{name}(t.detach().numpy()) "
+        "if you do not need the derivative, or write it with dualad.numpy functions or as "
+        "a dualad.Function.")
 
 
 def _missing(qualname: str, func: Any) -> Any:

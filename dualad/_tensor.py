@@ -87,8 +87,11 @@ class Tensor:
 
     __slots__ = (
         "_data", "_level", "_p", "_t", "_nb", "_rg", "_node", "_out_nr",
-        "_vc", "_meta", "__weakref__",
+        "_vc", "_meta", "_why", "__weakref__",
     )
+    # _why (unset on almost every Tensor: setting it is the rare path's only cost): why a
+    # Tensor with no grad_fn does not require grad although an input of the operation
+    # that made it did — "no_grad", made while grad mode was off — for backward's error.
     __array_priority__ = 1000.0  # ndarray <op> Tensor defers to Tensor
     __hash__ = object.__hash__
 
@@ -307,8 +310,11 @@ class Tensor:
 
     @property
     def grad(self) -> Tensor | None:
-        m = _inner(self)._meta if self._level else self._meta
+        inner = _inner(self) if self._level else self
+        m = inner._meta
         if m is None or m.grad is None:
+            if inner._node is not None and not (m is not None and m.retains_grad):
+                _warn_non_leaf_grad()
             return None
         return m.grad
 
@@ -469,6 +475,20 @@ def _tracked(t: Tensor) -> str | None:
 
 _KEEP = ("To keep it, compute with dualad.numpy functions or Tensor methods (dnp.sin(t), "
          "not math.sin(t)); call t.detach() first to drop it explicitly.")
+
+
+def _warn_non_leaf_grad() -> None:
+    """torch's warning for ``.grad`` of a non-leaf that does not retain its grad: backward
+    never fills it, so None there is most likely a mistake (reading it is not the hot
+    path: this runs only when it would return None)."""
+    import warnings
+
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+        ".grad attribute won't be populated during dualad.backward(). If you indeed want "
+        "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+        "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+        "access the leaf Tensor instead.", UserWarning, stacklevel=3)
 
 
 def _warn_dropped(t: Tensor, what: str, keep: str = _KEEP) -> None:

@@ -709,11 +709,29 @@ class _Check:
                     )
 
 
+def _check_finite(idx: int, x: Any) -> None:
+    """A NaN (or inf) in an input that requires grad makes the numerical Jacobian NaN
+    there: the check would fail blaming the function, so the input is named instead."""
+    v = np.asarray(x.detach().numpy())
+    bad = ~np.isfinite(v)
+    if not bad.any():
+        return
+    where = tuple(int(i) for i in np.argwhere(bad)[0])
+    what = "NaN" if np.isnan(v).any() else "inf"
+    raise ValueError(
+        f"gradcheck: input #{idx} holds {what} (first at index {where}; {int(bad.sum())} of "
+        f"{v.size} elements are not finite): the finite differences, and the derivative, "
+        f"are {what} or meaningless there. Check at a point where the function and its "
+        "derivative are finite (replace the NaN, or pass that input without "
+        "requires_grad if it is a constant).")
+
+
 def _check_inputs(inputs: tuple) -> None:
     any_diff = False
     for idx, x in enumerate(inputs):
         if _is_tensor(x) and x.requires_grad:
             any_diff = True
+            _check_finite(idx, x)
             if np.dtype(x.dtype) not in (np.dtype(np.float64), np.dtype(np.complex128)):
                 warnings.warn(
                     f"Input #{idx} requires gradient and is {np.dtype(x.dtype)}, not float64 or "

@@ -75,6 +75,74 @@ def test_a_zero_array_exponent_has_zero_base_derivatives_and_the_right_mixed_one
     np.testing.assert_allclose(mixed.numpy(), 1 / pos, rtol=1e-12)
 
 
+# -- 0 ** b -------------------------------------------------------------------------------
+
+
+def _zero_base(kind):
+    return {"python": 0.0, "tensor": da.tensor(np.zeros(3)),
+            "int": 0}[kind]
+
+
+@pytest.mark.parametrize("kind", ["python", "tensor", "int"])
+def test_zero_to_a_negative_power_has_derivative_minus_inf_in_the_exponent(kind):
+    # d/db 0 ** b = log(0) * 0 ** b = -inf * inf at b < 0 (torch: -inf), not a masked 0;
+    # 0 at b >= 0, where 0 ** b is constant (0, or 1 at b == 0: torch's 0)
+    a = _zero_base(kind)
+    b0 = np.array([-1.0, 0.0, 2.0])
+    want = np.array([-np.inf, 0.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the primal's own 1 / 0
+        _, t = _fwd(lambda b: a ** b, b0)
+        assert _same(t, want), t
+        assert _same(_rev(lambda b: a ** b, b0), want)
+        b = da.tensor(b0, requires_grad=True)
+        (g,) = da.grad(dnp.sum(a ** b), b, create_graph=True)  # the traced general way
+        assert _same(g.detach().numpy(), want)
+
+
+def _second_derivatives_of(f, b0):
+    """d2/db2 f at b0 (elementwise f) in the four compositions of two modes."""
+    one = da.tensor(np.ones_like(b0))
+    out = {}
+    b = da.tensor(b0, requires_grad=True)
+    (g,) = da.grad(dnp.sum(f(b)), b, create_graph=True)
+    out["reverse-over-reverse"] = da.grad(dnp.sum(g), b)[0]
+    b = da.tensor(b0, requires_grad=True)
+    with da.dual_level():
+        t = da.unpack_dual(f(da.make_dual(b, one))).tangent
+    out["reverse-over-forward"] = da.grad(dnp.sum(t), b)[0]
+    with da.dual_level():
+        b = da.make_dual(da.tensor(b0, requires_grad=True), one)
+        (g,) = da.grad(dnp.sum(f(b)), b)
+        out["forward-over-reverse"] = da.unpack_dual(g).tangent
+    with da.dual_level():
+        b = da.make_dual(da.tensor(b0), one)
+        with da.dual_level():
+            t = da.unpack_dual(f(da.make_dual(b, one))).tangent
+        out["forward-over-forward"] = da.unpack_dual(t).tangent
+    return {k: v.detach().numpy() for k, v in out.items()}
+
+
+@pytest.mark.parametrize("kind", ["python", "tensor", "int"])
+def test_every_higher_derivative_of_zero_to_a_positive_power_is_zero(kind):
+    # 0 ** b == 0 for every b > 0: each derivative in b is 0 in every mode (torch's
+    # reverse-over-reverse and reverse-over-forward give NaN: log(0) times a masked 0)
+    a = _zero_base(kind)
+    f = lambda b: a ** b  # noqa: E731
+    b0 = np.array([0.5, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no warning from inside dualad
+        for mode, h in _second_derivatives_of(f, b0).items():
+            np.testing.assert_array_equal(h, np.zeros(3), err_msg=mode)
+        third = F.grad(F.grad(F.grad(lambda b: f(b) if kind != "tensor" else f(b)[0])))
+        for b in b0:
+            assert float(third(da.tensor(b))) == 0.0
+        # a positive base keeps its closed form: d2/db2 a ** b = log(a)^2 a ** b
+        c = np.array([0.5, 2.0, 3.0])
+        for mode, h in _second_derivatives_of(lambda b: c ** b, b0).items():
+            np.testing.assert_allclose(h, np.log(c) ** 2 * c ** b0, rtol=1e-13, err_msg=mode)
+
+
 # -- a real negative base of a complex power --------------------------------------------
 
 

@@ -29,6 +29,7 @@ from ._common import (
     as_tuple,
     batched_level_live,
     check_chunk_size,
+    check_fits,
     grad_postprocess,
     grad_preprocess,
     numel,
@@ -421,6 +422,10 @@ def hessian(
     _strict_vectorize("hessian", strict, vectorize)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
     n_in = len(xs0)
+    n = sum(x.size for x in xs0)
+    check_fits(n * n, xs0, f"The Hessian ({n} x {n})",
+               "For its products with vectors use dualad.functional.hvp(func, inputs, v) "
+               "(or vhp), one forward-over-reverse pass each, which never forms it.")
     own: list[Tensor] = []
 
     def scalar(*a: Tensor) -> Tensor:

@@ -217,6 +217,47 @@ def chunks(n: int, chunk_size: int | None) -> list[tuple[int, int]]:
     return [(s, min(s + chunk_size, n)) for s in range(0, n, int(chunk_size))]
 
 
+def available_memory() -> int | None:
+    """Bytes of host memory available to a new allocation (Linux's MemAvailable, else the
+    free pages), or None where neither can be read (then nothing is refused)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def check_fits(count: int, tensors: Sequence[Tensor], what: str, instead: str) -> None:
+    """Refuse, before any work, an array of ``count`` elements (of the widest dtype of
+    ``tensors``) that cannot fit in the memory available: NumPy would fail only once
+    the work is done, naming some small array. Host arrays only (a CuPy array's memory
+    is the device's, a Dask array's is not held at once)."""
+    if not tensors or any(t._data.__class__ is not np.ndarray for t in tensors):
+        return
+    item = max(np.dtype(t.dtype).itemsize for t in tensors)
+    nbytes = count * item
+    if nbytes < 2**30:  # (below a GiB: not worth a look at the system)
+        return
+    avail = available_memory()
+    if avail is None or nbytes <= avail:
+        return
+    raise MemoryError(
+        f"{what} would hold {count:,} elements ({_gib(nbytes)}), more than the "
+        f"{_gib(avail)} of memory available: refused before it is computed. {instead}")
+
+
 def check_chunk_size(chunk_size: Any) -> None:
     if chunk_size is None:
         return

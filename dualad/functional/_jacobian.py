@@ -31,6 +31,7 @@ from ._common import (
     Tensor,
     basis_rows,
     batched_level_live,
+    check_fits,
     chunks,
     is_dual,
     numel,
@@ -137,6 +138,27 @@ def _columns_to_block(
 # ---------------------------------------------------------------------------
 
 
+_INSTEAD = ("For its products with vectors use dualad.functional.vjp (rows) or jvp "
+            "(columns), which never form it.")
+
+
+def _check_result(outputs: Sequence[Tensor], inputs: Sequence[Tensor], what: str) -> None:
+    """Refuse a Jacobian (or Hessian) that cannot fit in memory, before its passes."""
+    m, n = sum(numel(o) for o in outputs), sum(numel(x) for x in inputs)
+    instead = _INSTEAD if what == "Jacobian" else (
+        "For its products with vectors use dualad.functional.hvp (or vhp), which never "
+        "forms it.")
+    check_fits(m * n, list(inputs), f"The {what} ({m} x {n})", instead)
+
+
+def _check_seed(n: int, chunk_size: int | None, like: Sequence[Tensor]) -> None:
+    """Refuse a batched pass whose seed (an identity of ``n`` basis vectors) cannot fit."""
+    if chunk_size is None:
+        check_fits(n * n, list(like), f"The seed of one vectorized pass ({n} x {n} basis "
+                   "vectors)", "Pass chunk_size= to push at most that many basis vectors "
+                   "per pass (memory grows with chunk_size), or vectorize=False.")
+
+
 def reverse_blocks(
     outputs: Sequence[Tensor],
     inputs: Sequence[Tensor],
@@ -153,6 +175,7 @@ def reverse_blocks(
     rejected them before, like torch).
     """
     n_out, n_in = len(outputs), len(inputs)
+    _check_result(outputs, inputs, what)
     rows: list[list[Tensor | None]] = [[None] * n_in for _ in range(n_out)]
     groups = [[i] for i in range(n_out)] if strict else [list(range(n_out))]
     for grp in groups:
@@ -168,6 +191,7 @@ def reverse_blocks(
         # Batched cotangents cannot flow while a batched dual level is live
         # (jacfwd(jacrev(f))): fall back to one backward pass per row then.
         if vectorize and not batched_level_live():
+            _check_seed(total, chunk_size, [outputs[i] for i in diff])
             for s, e in chunks(total, chunk_size):
                 blocks = basis_rows(shapes, dtypes, s, e, seed=True,
                                     like=outputs[diff[0]]._data)
@@ -255,6 +279,8 @@ def forward_blocks(
         total = sum(sizes)
         pieces: list[list[tuple[int, Tensor | None]]] | None = None
         spans = chunks(total, chunk_size) if batched else [(k, k + 1) for k in range(total)]
+        if batched:
+            _check_seed(total, chunk_size, [inputs[j] for j in grp])
         for s, e in spans:
             blocks = basis_rows(shapes, dtypes, s, e, seed=batched, order="F",
                                 like=inputs[grp[0]]._data)
@@ -269,6 +295,7 @@ def forward_blocks(
                 tans = [t for _, t in parts]
                 if outputs is None:
                     outputs = tuple(p for p, _ in parts)
+                    _check_result(outputs, inputs, what)  # (before the other passes)
             if pieces is None:
                 pieces = [[] for _ in outs]
             for i, t in enumerate(tans):

@@ -196,6 +196,12 @@ def value_and_grad(
         with da.enable_grad():
             res = func(*spec.rebuild([p[0] for p in prepped]), **kwargs)
             out, aux = _split_aux(res, has_aux, "grad")
+            if not has_aux and isinstance(out, (tuple, list)):
+                raise TypeError(
+                    f"grad differentiates a function returning one scalar, but it returned a "
+                    f"{type(out).__name__} of length {len(out)}. If it returns (output, aux), "
+                    "pass has_aux=True (grad(f, has_aux=True), value_and_grad(f, "
+                    "has_aux=True)); for several outputs use jacrev or vjp.")
             out_t = _to_tensor(out)
             if tuple(out_t.shape) != ():
                 raise TypeError(

@@ -11,8 +11,8 @@ from ..ops import functions as _F
 from ..ops.ufunc_docs import EXAMPLES as _EXAMPLES
 from ..ops.ufunc_docs import document as _document
 
-_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as", "recip",
-         "reshape_view", "transpose_view", "view_of", "zeros_like_tangent"}
+_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as",
+         "powlog", "recip", "reshape_view", "transpose_view", "view_of", "zeros_like_tangent"}
 for _n, _v in vars(_F).items():
     if not _n.startswith("_") and _n not in _SKIP and not isinstance(_v, _Module):
         globals()[_n] = _v

@@ -81,9 +81,11 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "divide": (np.divide, "recip(b)", "-y / b"),
     # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0 (or b is a Python 0): only
     # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
-    # costs no mask). log_as: a real base of a complex power has a complex log.
-    "power": (np.power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
-    "float_power": (np.float_power, "b * powm1(a, b)", "where(a == 0, 0, log_as(a, y) * y)"),
+    # costs no mask). powlog(a, y) is log(a) * y, but 0 where a == 0 and y is finite
+    # (0 ** b is constant in b for b >= 0), -inf at 0 ** b for b < 0 (as torch's), with
+    # every higher derivative in b 0 there in every mode (see functions.powlog).
+    "power": (np.power, "b * powm1(a, b)", "powlog(a, y)"),
+    "float_power": (np.float_power, "b * powm1(a, b)", "powlog(a, y)"),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),
     "minimum": (np.minimum, "where(a == b, 0.5, a < b)", "where(a == b, 0.5, a > b)"),
     "fmax": (
@@ -177,6 +179,14 @@ def _np_log_as(a: Any, y: Any) -> Any:
     return np.log(a)
 
 
+def _np_powlog(a: Any, y: Any) -> Any:
+    m = a == 0
+    if m is False:  # (a Python base: no mask)
+        return _np_log_as(a, y) * y
+    m = np.logical_and(m, np.isfinite(y))
+    return np.where(m, 0, _np_log_as(np.where(m, 1, a), y) * y)
+
+
 def _np_and(a: Any, b: Any) -> Any:
     # a Python False (a scalar argument's test) decides without touching arrays
     if a is False or b is False:
@@ -185,7 +195,7 @@ def _np_and(a: Any, b: Any) -> Any:
 
 
 np_namespace.update({
-    "powm1": _np_powm1, "log_as": _np_log_as, "recip": recip,
+    "powm1": _np_powm1, "log_as": _np_log_as, "powlog": _np_powlog, "recip": recip,
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
@@ -349,7 +359,8 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
-    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as", "recip",
+    "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as", "powlog",
+    "recip",
 }
 
 
@@ -575,6 +586,8 @@ def _fast_unary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
         y = prim.impl(x)
     except _FP:  # (the general way computes it again, in the user's error state)
         return None
+    except TypeError:  # (the general way says what is wrong: a complex input to a
+        return None  # real-only function, arrays on two devices)
     return _unary_tangent(prim, x, g, nb, y, L)
 
 
@@ -756,6 +769,8 @@ _PLAIN_RESULT = """
         d._node = None
         if _inference[0] and _state.inference:
             _mark_inference(d)
+        elif rg:
+            d._why = "no_grad"  # (grad mode is off: for backward's error)
         return d"""
 
 _FLAT_RESULT = """
@@ -773,6 +788,8 @@ _FLAT_RESULT = """
                 _record(prim, args, d)  # (the primal alone: tangents untracked)
             elif _inference[0] and _state.inference:
                 _mark_inference(d)
+            elif rg:
+                d._why = "no_grad"  # (grad mode is off: for backward's error)
             return d"""
 
 _UNARY_HOT = """{head}
@@ -781,7 +798,11 @@ _UNARY_HOT = """{head}
     L = A._level
     x = A._data
     if not L:
-        y = impl(x)
+        try:
+            y = impl(x)
+        except TypeError:  # (free until raised: apply's general way says what is wrong, a
+            # complex input to a real-only function or arrays on two devices)
+            return {decline}
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
         rg = A._rg{plain}
@@ -790,7 +811,10 @@ _UNARY_HOT = """{head}
             A._t.__class__ is not _ndarray:
         return {decline}  # (a level that exited, a placeholder, a nested dual, or one
         # whose tangent would be recorded)
-    y = impl(x)
+    try:
+        y = impl(x)
+    except TypeError:  # (as above)
+        return {decline}
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
@@ -863,6 +887,8 @@ def _finished(prim: Any, args: Any, out: Any, rg: bool, record: Any) -> Any:
         record(prim, args, out)
     elif _inference[0] and _state.inference:
         _D._mark_inference(out)
+    elif rg:
+        _D._mark_nograd(out)
     return out
 
 

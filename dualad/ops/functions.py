@@ -23,7 +23,7 @@ from .._backend import asarray as _asarray
 from .._backend import is_dask as _is_dask
 from .._backend import like as _device_like
 from .._dispatch import apply
-from .._tensor import Tensor, _made, _make, _warn_dropped
+from .._tensor import Tensor, _made, _make, _tracked, _warn_dropped
 from . import elementwise as E
 from . import linear as L
 from . import reductions as R
@@ -110,11 +110,33 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor) and (data._rg or data._level):
         _warn_dropped(data, "dualad.tensor(t)", "Use t.copy() to copy it with its "
                       "derivative, or t.detach().copy() for the constant copy.")
+    elif isinstance(data, (list, tuple)) and _holds_tensor(data):
+        _warn_dropped_items(data)
     data = _detached(data)  # a copy with no history, as torch.tensor makes
     t = _made(_make(_asarray(data, dtype=dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _warn_dropped_items(seq: Any) -> None:
+    """Warn, as ``tensor(t)`` does (and torch's ``torch.tensor([x, y])``), that a sequence
+    holding a Tensor that carries a derivative becomes a constant."""
+    stack = list(seq)
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor) and (why := _tracked(x)) is not None:
+            import warnings
+
+            warnings.warn(
+                f"dualad: dualad.tensor([...]) of a sequence holding a tensor that {why} "
+                "drops its derivative (the result is a constant, as torch.tensor's). Use "
+                "dualad.numpy.array([...]) or dualad.as_tensor([...]) to stack them with "
+                "their derivatives, or detach them for the constant.", UserWarning,
+                stacklevel=3)
+            return
 
 
 def as_tensor(data: Any, dtype: Any = None) -> Tensor:
@@ -430,6 +452,20 @@ def log_as(a: Any, y: Any) -> Any:
     return apply(_P["log"], a)
 
 
+def powlog(a: Any, y: Any) -> Any:
+    """``log(a) * y`` for ``y = a ** b``: the derivative of a power in its exponent. Where
+    ``a == 0`` and ``y`` is finite (``b >= 0``, or ``Re b > 0``) it is 0 — there ``0 ** b`` is
+    constant in ``b`` (0 at ``b == 0`` too, torch's choice) — with 1 for ``a`` in the masked
+    branch, so that every derivative of it is 0 there in every mode (not ``0 * log(0)``,
+    NaN). At ``0 ** b`` with ``b < 0``, ``y`` is inf and the derivative ``log(0) * inf`` is
+    -inf, as torch's."""
+    m = a == 0
+    if m is False:  # (a Python base: no mask)
+        return log_as(a, y) * y
+    m = logical_and(m, _P["isfinite"](y))
+    return where(m, 0, log_as(where(m, 1, a), y) * y)
+
+
 def logical_and(a: Any, b: Any) -> Any:
     """``numpy.logical_and`` (a Python ``False`` short-circuits: rules test scalars this way).
 
@@ -644,7 +680,12 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     axes = _norm_axes(axis, a.ndim)
     n = _count(a.shape, axes)
     s = apply(L.reduce_sum, a, axis=axes, keepdims=bool(keepdims))
-    return s * (1.0 / n) if n else s * np.nan
+    if n:
+        return s * (1.0 / n)
+    import warnings
+
+    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)  # (NumPy's)
+    return s * np.nan
 
 
 def _stat_dtype(a: Any, dtype: Any) -> Any:

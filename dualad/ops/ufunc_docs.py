@@ -97,7 +97,8 @@ EXAMPLES: dict[str, tuple[tuple[list[Any], ...], str, tuple[str, ...]]] = {
 # How a formula's internal names read in a docstring.
 _SPELLED = {"PI": "pi", "LN2": "log(2)", "LN10": "log(10)", "DEG": "pi / 180",
             "RAD": "180 / pi", "TWO_OVER_SQRT_PI": "2 / sqrt(pi)"}
-_CALLS = {"powm1": "a ** (b - 1)", "log_as": "log(a)", "recip": "1 / b"}
+_CALLS = {"powm1": "a ** (b - 1)", "log_as": "log(a)", "powlog": "log(a) * y",
+          "recip": "1 / b"}
 
 
 class _Readable(ast.NodeTransformer):

@@ -32,6 +32,7 @@ from .graph import (
     edge_of,
     flat_parts,
     fresh,
+    saved_hooks,
     tensors,
 )
 from .transpose import Scatter
@@ -43,6 +44,35 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:
     if isinstance(x, Tensor) or x.__class__ is EDGE:
         return (x,)
     return tuple(x)
+
+
+def _why_no_grad(o: Any) -> str:
+    """Why the output ``o`` of a backward pass has no graph, and what to do (the error's
+    second half; read only when raising)."""
+    if not isinstance(o, Tensor):
+        return (f": it is a {type(o).__name__}, not a Tensor; differentiate Tensors computed "
+                "from inputs that require grad")
+    if o.dtype.kind not in "fc":
+        return (f": it has dtype {o.dtype}, and integer and boolean results (an integer "
+                "cast such as astype(int), a comparison, argmax, floor_divide) carry no "
+                "derivative. Keep the computation in floating point up to the loss (e.g. "
+                "dnp.floor(x) rather than x.astype(int)).")
+    inner = D.innermost(o)
+    for t in (o, inner):
+        if getattr(t, "_why", None) == "no_grad":
+            return (": it was computed while grad mode was off (inside dualad.no_grad(), "
+                    "or set_grad_enabled(False)), which records no graph even from inputs "
+                    "that require grad. Compute it outside no_grad() to differentiate it.")
+        if t._meta is not None and t._meta.inference:
+            return (": it was made in dualad.inference_mode(), which records no graph. "
+                    "Compute it outside inference_mode() to differentiate it.")
+    # (only the result of an operation on an input that requires grad is marked under
+    # no_grad: marking what is computed from it would cost every operation a check)
+    return (": it is a constant — none of the tensors it was computed from requires grad: "
+            "they never did, were detached, were integer results (x.astype(int), argmax), "
+            "or were themselves computed inside no_grad(). "
+            "Make the inputs require grad (dualad.tensor(..., requires_grad=True) or "
+            "x.requires_grad_() on a leaf) and compute it from them with grad mode on.")
 
 
 def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Tensor]:
@@ -66,7 +96,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
         if not isinstance(o, Tensor) or not o._rg:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
+                + _why_no_grad(o))
         if g is None:
             if o.size != 1:
                 raise RuntimeError(
@@ -189,7 +219,27 @@ _ENGINE = _fastpaths.on("engine")
 _TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
 
 
-def run(
+restore_saved_hooks: Any = None  # (set by .hooks: puts a thread's hook state back)
+
+
+def run(outputs: tuple[Tensor, ...], cts: list[Tensor], **kw: Any) -> list[Any]:
+    """The backward pass (``_pass``), with the thread's saved-tensor hooks as they were
+    before it afterwards, as torch's engine restores them: a ``saved_tensors_hooks``
+    context entered in a hook during the pass and never exited (or
+    ``disable_saved_tensors_hooks``) would otherwise pack every later graph of the
+    process. Two reads of a thread-local a pass, and a comparison."""
+    hs = saved_hooks
+    stack, disabled = hs.stack, hs.disabled
+    before = stack[:] if stack else None
+    try:
+        return _pass(outputs, cts, **kw)
+    finally:
+        now = hs.stack
+        if (now != before if before is not None else now) or hs.disabled is not disabled:
+            restore_saved_hooks(before or [], disabled)
+
+
+def _pass(
     outputs: tuple[Tensor, ...],
     cts: list[Tensor],
     *,
@@ -923,6 +973,13 @@ def grad(
     >>> dualad.grad(x ** 3, x)
     (tensor(12.),)
     """
+    if callable(outputs) and not isinstance(outputs, Tensor):
+        raise TypeError(
+            f"dualad.grad(outputs, inputs) takes the outputs already computed (Tensors), "
+            f"not a function ({getattr(outputs, '__name__', type(outputs).__name__)!r}): it "
+            "is torch.autograd.grad, not JAX's grad. To differentiate a Python function, use "
+            "dualad.functional.grad(f)(x), or compute y = f(x) from x that requires grad "
+            "and call dualad.grad(y, x).")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True")
     allow_unused = materialize_grads if allow_unused is None else allow_unused

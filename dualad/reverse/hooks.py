@@ -266,10 +266,29 @@ def _push(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
         graph.hooks_live[0] += 1
 
 
-def _pop() -> None:
-    graph.saved_hooks.stack.pop()
+def _pop(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
+    """Pop ``pair`` (the innermost push of it), if a backward pass has not already taken
+    it off (``_restore``: a context entered in a hook, exited after the pass)."""
+    stack = graph.saved_hooks.stack
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i] is pair:
+            del stack[i]
+            with _count:
+                graph.hooks_live[0] -= 1
+            return
+
+
+def _restore(stack: list[Any], disabled: str | None) -> None:
+    """Put this thread's saved-tensor hooks back to ``stack`` and ``disabled`` (what they
+    were before a backward pass whose hooks changed them), keeping the live count."""
+    hs = graph.saved_hooks
     with _count:
-        graph.hooks_live[0] -= 1
+        graph.hooks_live[0] += len(stack) - len(hs.stack)
+    hs.stack[:] = stack
+    hs.disabled = disabled
+
+
+engine.restore_saved_hooks = _restore
 
 
 class saved_tensors_hooks:
@@ -303,7 +322,7 @@ class saved_tensors_hooks:
         _push(self.pair)
 
     def __exit__(self, *exc: object) -> None:
-        _pop()
+        _pop(self.pair)
 
 
 def _host_pack(t: Tensor, pin: bool) -> Any:
@@ -406,11 +425,12 @@ class allow_mutation_on_saved_tensors:
         msg = graph.saved_hooks.disabled
         if msg is not None:
             raise RuntimeError(msg)
-        _push((graph.copy_saved, _same))
+        self.pair = (graph.copy_saved, _same)
+        _push(self.pair)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _pop()
+        _pop(self.pair)
 
 
 def _same(p: Any) -> Any:
