@@ -243,7 +243,9 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     if prim.multi:
         return tuple(_wrap(o, onb) for o in out)
     t = _wrap(out, onb)
-    if prim.view and args[0].__class__ is Tensor:
+    if prim.view and args[0].__class__ is Tensor and shares(out, args[0]._data):
+        # (a view primitive may copy: an advanced index, a reshape the strides do not
+        # allow; a copy has a counter of its own, so writing into it changes no saved value)
         t._vc = args[0]._version_counter()
     return t
 
@@ -387,14 +389,18 @@ def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> No
     """
     if src.__class__ is not Tensor or out._nb or prim.boundary:
         return
-    o, s = out._data, src._data
+    if shares(out._data, src._data):
+        register_view(prim, src, out, params)
+
+
+def shares(o: Any, s: Any) -> bool:
+    """Whether the array ``o``, made from ``s`` by a view primitive, is a view of ``s``'s
+    memory (a copy owns its memory; NumPy's ``base`` is the owner of the memory)."""
     ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
-    if ob is None:  # (a copy owns its memory)
-        return
+    if ob is None:
+        return False
     sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
-    if ob is not (s if sb is None else sb):  # (NumPy's base is the owner of the memory)
-        return
-    register_view(prim, src, out, params)
+    return ob is (s if sb is None else sb)
 
 
 def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -> None:

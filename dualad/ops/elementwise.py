@@ -530,8 +530,8 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
     except _FP:
         return None
     d = _dual_of(L, y, tt, nb)
-    if prim.view:  # (as apply's plain path: a view shares its input's version counter)
-        d._vc = a._version_counter()
+    if prim.view and _D.shares(y, x):  # (as apply's plain path: a view, not a copy,
+        d._vc = a._version_counter()  # shares its input's version counter)
     return d
 
 
