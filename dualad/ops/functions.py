@@ -1650,11 +1650,28 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _norm_axis(axis, a.ndim)
-    return take(a, np.repeat(np.arange(a.shape[ax]), repeats), axis=ax)
+    n = a.shape[ax]
+    if np.ndim(repeats) == 0 or np.size(repeats) == 1 and n != 1:
+        # (one count for every element): a broadcast over a new axis after ``ax`` and a
+        # reshape that merges the two, on fresh memory laid out as NumPy's result (C
+        # order), so that a later reshape of it is a view where NumPy's is
+        r = int(np.reshape(repeats, ()))
+        if r < 0:
+            raise ValueError("repeat: repeats may not contain negative values")
+        shape = a.shape[:ax + 1] + (1,) + a.shape[ax + 1:]
+        big = broadcast_to(reshape(a, shape), shape[:ax + 1] + (r,) + shape[ax + 2:])
+        return _fresh(reshape(big, a.shape[:ax] + (n * r,) + a.shape[ax + 1:]), a)
+    i = np.repeat(np.arange(n), repeats)
+    if ax == 0:
+        return take(a, i, axis=0)
+    # a gather by an index array on every axis up to ``ax`` (an open mesh): its result is
+    # laid out in C order, as NumPy's (a[:, i] would put the indexed axis first in memory)
+    key = tuple(np.arange(a.shape[k]).reshape((-1,) + (1,) * (ax - k)) for k in range(ax))
+    return getitem(a, key + (i,))
 
 
 def tile(A: Any, reps: Any) -> Any:
-    """``numpy.tile`` (a broadcast and a reshape).
+    """``numpy.tile`` (a broadcast and a reshape, on fresh memory as NumPy's).
 
     Examples
     --------
@@ -1670,7 +1687,14 @@ def tile(A: Any, reps: Any) -> Any:
     A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
     inter = reshape(A, tuple(x for d in A.shape for x in (1, d)))
     big = broadcast_to(inter, tuple(x for r, d in zip(reps, A.shape, strict=True) for x in (r, d)))
-    return reshape(big, tuple(r * d for r, d in zip(reps, A.shape, strict=True)))
+    return _fresh(reshape(big, tuple(r * d for r, d in zip(reps, A.shape, strict=True))), A)
+
+
+def _fresh(r: Tensor, a: Tensor) -> Tensor:
+    """``r`` (made from ``a`` by views and reshapes), on memory of its own: where the
+    reshape could keep ``a``'s memory (a count of 1, an axis of length 1) it is a view,
+    read-only if broadcast, which NumPy's ``tile`` and ``repeat`` never return."""
+    return _copy(r) if D.shares(r._data, a._data) or r._data is a._data else r
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
