@@ -121,3 +121,82 @@ def test_repeat_reshapes_to_a_view_where_numpy_does(repeats, axis):
     np.testing.assert_allclose(_grad(lambda x: f(x, False), X0), _grad(lambda x: f(x, True), X0))
     np.testing.assert_allclose(_jvp(lambda x: f(x, False), X0, T0),
                                _jvp(lambda x: f(x, True), X0, T0))
+
+
+# -- an einsum that only permutes axes or takes diagonals is a view, as NumPy's -----------
+
+EINSUM_VIEWS = [("ij->ji", (3, 3)), ("ii->i", (3, 3)), ("ijk->kij", (2, 3, 4)), ("ji", (2, 3)),
+                ("ij->ij", (2, 3)), ("...ij->...ji", (2, 2, 3)), ("iij->ji", (3, 3, 2)),
+                ("iji->ij", (3, 2, 3)), ("iii->i", (3, 3, 3))]
+
+
+def test_einsum_transpose_written_updates_its_base_gradient():
+    # issue 28's program: torch gives [[202, 4], [0, 8]] (e[0, 1] is b[1, 0])
+    x = da.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = x * 1
+    e = dnp.einsum("ij->ji", b)
+    e[0, 1] = 10 * x[0, 0]
+    (b * b).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[202.0, 4.0], [0.0, 8.0]])
+
+
+@pytest.mark.parametrize(("spec", "shape"), EINSUM_VIEWS)
+def test_einsum_that_is_a_view_in_numpy_is_one(spec, shape):
+    x0 = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+    n = np.einsum(spec, x0)
+    assert np.shares_memory(n, x0)
+    x = da.tensor(x0.copy())
+    e = dnp.einsum(spec, x)
+    np.testing.assert_array_equal(e.numpy(), n)
+    e[(0,) * e.ndim] = -7.0  # (NumPy's write reaches the operand: so does this one)
+    n[(0,) * n.ndim] = -7.0
+    np.testing.assert_array_equal(x.numpy(), x0)
+    # the write, twice: through the view, and out of place at the base positions it names
+    where = np.einsum(spec, np.arange(x0.size).reshape(shape))[(1,) * n.ndim]
+    at = np.arange(x0.size).reshape(shape) == where
+
+    def f(x, twin):
+        b = x * 1
+        v = 10.0 * x.reshape(-1)[0] ** 2
+        if twin:
+            b = dnp.where(at, v, b)
+            e = dnp.einsum(spec, b)
+        else:
+            e = dnp.einsum(spec, b)
+            e[(1,) * e.ndim] = v
+        return (b * b * b).sum() + (e * dnp.sin(e)).sum()
+
+    t0 = np.cos(x0)
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), x0), _grad(lambda x: f(x, True), x0))
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), x0, t0),
+                               _jvp(lambda x: f(x, True), x0, t0))
+    leaf = da.tensor(x0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="view of a leaf Variable that requires grad"):
+        dnp.einsum(spec, leaf)[(0,) * n.ndim] = 1.0
+
+
+def test_einsum_that_sums_is_a_copy():
+    x = da.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for spec in ("ii", "ij->i", "ii->"):
+        e = dnp.einsum(spec, x)
+        assert not np.shares_memory(e.numpy(), x.numpy())
+
+
+def test_einsum_views_against_torch():
+    torch = pytest.importorskip("torch")
+    for spec, shape in EINSUM_VIEWS:
+        if "..." in spec or "->" not in spec:
+            continue
+        x0 = np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape)
+        got, want = [], []
+        for lib, T, einsum in ((da, lambda a: da.tensor(a, requires_grad=True), dnp.einsum),
+                               (torch, lambda a: torch.tensor(a, requires_grad=True),
+                                torch.einsum)):
+            x = T(x0)
+            b = x * 1
+            e = einsum(spec, b)
+            e[(0,) * e.ndim] = 3.0 * (x * x).sum()
+            e *= 2.0
+            (b * b * b).sum().backward()
+            (got if lib is da else want).append(np.asarray(x.grad.detach().numpy()))
+        np.testing.assert_allclose(got[0], want[0], err_msg=spec)

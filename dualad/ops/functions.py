@@ -2005,6 +2005,8 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
     if not arrow:
         counts = {c: "".join(terms).count(c) for c in set("".join(terms))}
         out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    if len(ops) == 1 and set(out) == set(terms[0]) and len(terms[0]) == ops[0].ndim:
+        return _einsum_view(ops[0], terms[0], out)
     # Repeated letters inside one operand are diagonals: take them first.
     for k, (t, o) in enumerate(zip(terms, ops, strict=True)):
         while len(set(t)) != len(t):
@@ -2020,6 +2022,30 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
         return _make(_as_array(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
+
+
+def _einsum_view(a: Tensor, term: str, out: str) -> Tensor:
+    """``einsum(term->out, a)`` that sums nothing: NumPy returns a view of ``a`` (its axes
+    permuted, its repeated letters' diagonals taken), so this is one too, made of view
+    primitives (transpose, diagonal), and a write into it changes ``a``, value and
+    derivative (docs/inplace.md)."""
+    t = list(term)
+    r = a
+    while len(set(t)) != len(t):  # a repeated letter: its diagonal, as the last axis
+        c = next(c for c in t if t.count(c) > 1)
+        i = t.index(c)
+        j = t.index(c, i + 1)
+        if r.shape[i] != r.shape[j]:
+            raise ValueError(f"einsum: dimensions in operand 0 for collapsing index '{c}' "
+                             f"don't match ({r.shape[i]} != {r.shape[j]})")
+        rest = [k for k in range(len(t)) if k not in (i, j)]
+        if rest + [i, j] != list(range(len(t))):
+            r = apply(L.transpose, r, axes=tuple(rest + [i, j]))
+        r = apply(L.diagonal, r)
+        t = [t[k] for k in rest] + [c]
+    # the output's order; a transpose that permutes nothing is still a new view, as NumPy's
+    # einsum('ij->ij', a) is
+    return apply(L.transpose, r, axes=tuple(t.index(c) for c in out))
 
 
 # -- index tricks ---------------------------------------------------------------------------
