@@ -67,6 +67,8 @@ class Primitive:
         ``None`` (symbolic zero); return ``None`` for a zero tangent.
     reads : per input, which of (input positions, ``"out"``) the JVP reads when
         that input's tangent is nonzero (DESIGN §2.6); a flat tuple applies to all.
+        ``"out<k>"`` (``"out0"``): output k alone of a ``multi`` primitive (the rest are
+        stand-ins of their shape and dtype in the rule's ``out``).
     linear : positions in which the primitive is linear (has a transpose rule).
     joint : linear jointly in ``linear`` (add); if False, in one at a time (multiply).
     batch : ``batch(arrays, nbs, **params) -> (out, nb)`` for leading batch axes.

@@ -200,3 +200,66 @@ def test_einsum_views_against_torch():
             (b * b * b).sum().backward()
             (got if lib is da else want).append(np.asarray(x.grad.detach().numpy()))
         np.testing.assert_allclose(got[0], want[0], err_msg=spec)
+
+
+# -- a write into a result whose rule reads only the inputs --------------------------------
+
+M0 = np.array([[1.5, -2.0], [0.5, 3.0]])
+RESULT_WRITTEN = {  # each rule reads the inputs (as torch's), not the result written into
+    "abs": (lambda x: dnp.abs(x), M0),
+    "abs complex": (lambda x: dnp.abs(x * (1 + 2j)), M0),
+    "sign complex": (lambda x: dnp.real(dnp.sign(x * (1 + 2j) + 0.5j)), M0),
+    "divide by": (lambda x: 2.0 / (x * x + 1.0), M0),
+    "divide": (lambda x: x / (x * x + 1.0), M0),
+    "sinc": (lambda x: dnp.sinc(x), M0),
+    "logaddexp": (lambda x: dnp.logaddexp(x, 0.5), M0),
+    "logaddexp2": (lambda x: dnp.logaddexp2(0.5, x), M0),
+    "slogdet": (lambda x: dnp.linalg.slogdet(x)[1], M0),
+    "slogdet complex": (lambda x: dnp.linalg.slogdet(x * (1 + 1j))[1], M0),
+    "svdvals": (lambda x: dnp.linalg.svdvals(x), M0),
+}
+
+
+@pytest.mark.parametrize("name", list(RESULT_WRITTEN))
+def test_a_write_into_a_result_leaves_its_backward_readable(name):
+    fn, x0 = RESULT_WRITTEN[name]
+
+    def f(x, twin):
+        y = fn(x)
+        if twin:
+            y = y.copy()
+        y *= 2.0
+        y += x.sum()
+        return (y * dnp.conj(y)).real.sum()
+
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), x0), _grad(lambda x: f(x, True), x0))
+    t0 = np.cos(x0)
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), x0, t0),
+                               _jvp(lambda x: f(x, True), x0, t0))
+    x = da.tensor(x0, requires_grad=True)  # and through create_graph (a second derivative)
+    (g,) = da.grad(f(x, False), x, create_graph=True)
+    (h,) = da.grad((g * g).sum(), x)
+    x = da.tensor(x0, requires_grad=True)
+    (g2,) = da.grad(f(x, True), x, create_graph=True)
+    (h2,) = da.grad((g2 * g2).sum(), x)
+    np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
+def test_writes_into_results_against_torch():
+    torch = pytest.importorskip("torch")
+    cases = {"abs": (dnp.abs, torch.abs), "divide by": (lambda x: 2.0 / (x + 3.0),
+                                                        lambda x: 2.0 / (x + 3.0)),
+             "sinc": (dnp.sinc, torch.sinc),
+             "logaddexp": (lambda x: dnp.logaddexp(x, 0.5),
+                           lambda x: torch.logaddexp(x, torch.tensor(0.5, dtype=x.dtype))),
+             "slogdet": (lambda x: dnp.linalg.slogdet(x)[1], lambda x: torch.linalg.slogdet(x)[1])}
+    for name, (fd, ft) in cases.items():
+        x = da.tensor(M0, requires_grad=True)
+        y = fd(x)
+        y *= 3.0
+        (y * y).sum().backward()
+        xt = torch.tensor(M0, requires_grad=True)
+        yt = ft(xt)
+        yt.mul_(3.0)
+        (yt * yt).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), err_msg=name)
