@@ -245,10 +245,17 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
     if prim.multi:
         return tuple(_wrap(o, onb) for o in out)
     t = _wrap(out, onb)
-    if prim.view and args[0].__class__ is Tensor and shares(out, args[0]._data):
+    if prim.view and args[0].__class__ is Tensor:
         # (a view primitive may copy: an advanced index, a reshape the strides do not
-        # allow; a copy has a counter of its own, so writing into it changes no saved value)
-        t._vc = args[0]._version_counter()
+        # allow; a copy has a counter of its own, so writing into it changes no saved
+        # value. ``shares``, inlined for NumPy's arrays: this runs for every view)
+        s = args[0]._data
+        if out.__class__ is _ndarray and s.__class__ is _ndarray:
+            ob = out.base
+            if ob is not None and (ob is s or ob is s.base):
+                t._vc = args[0]._version_counter()
+        elif shares(out, s):
+            t._vc = args[0]._version_counter()
     return t
 
 
@@ -391,8 +398,14 @@ def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> No
     """
     if src.__class__ is not Tensor or out._nb or prim.boundary:
         return
-    if shares(out._data, src._data):
-        register_view(prim, src, out, params)
+    o, s = out._data, src._data
+    ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
+    if ob is None:  # (a copy owns its memory; ``shares``, inlined: this runs for every view)
+        return
+    sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
+    if ob is not (s if sb is None else sb):  # (NumPy's base is the owner of the memory)
+        return
+    register_view(prim, src, out, params)
 
 
 def shares(o: Any, s: Any) -> bool:
