@@ -1651,7 +1651,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
         a, axis = ravel(a), 0
     ax = _norm_axis(axis, a.ndim)
     n = a.shape[ax]
-    if np.ndim(repeats) == 0 or np.size(repeats) == 1 and n != 1:
+    if np.ndim(repeats) == 0 or (np.size(repeats) == 1 and n != 1):
         # (one count for every element): a broadcast over a new axis after ``ax`` and a
         # reshape that merges the two, on fresh memory laid out as NumPy's result (C
         # order), so that a later reshape of it is a view where NumPy's is
