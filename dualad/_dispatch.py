@@ -67,6 +67,8 @@ class Primitive:
         ``None`` (symbolic zero); return ``None`` for a zero tangent.
     reads : per input, which of (input positions, ``"out"``) the JVP reads when
         that input's tangent is nonzero (DESIGN §2.6); a flat tuple applies to all.
+        ``"out<k>"`` (``"out0"``): output k alone of a ``multi`` primitive (the rest are
+        stand-ins of their shape and dtype in the rule's ``out``).
     linear : positions in which the primitive is linear (has a transpose rule).
     joint : linear jointly in ``linear`` (add); if False, in one at a time (multiply).
     batch : ``batch(arrays, nbs, **params) -> (out, nb)`` for leading batch axes.
@@ -248,7 +250,16 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         return tuple(_wrap(o, onb) for o in out)
     t = _wrap(out, onb)
     if prim.view and args[0].__class__ is Tensor:
-        t._vc = args[0]._version_counter()
+        # (a view primitive may copy: an advanced index, a reshape the strides do not
+        # allow; a copy has a counter of its own, so writing into it changes no saved
+        # value. ``shares``, inlined for NumPy's arrays: this runs for every view)
+        s = args[0]._data
+        if out.__class__ is _ndarray and s.__class__ is _ndarray:
+            ob = out.base
+            if ob is not None and (ob is s or ob is s.base):
+                t._vc = args[0]._version_counter()
+        elif shares(out, s):
+            t._vc = args[0]._version_counter()
     return t
 
 
@@ -404,12 +415,22 @@ def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> No
         return
     o, s = out._data, src._data
     ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
-    if ob is None:  # (a copy owns its memory)
+    if ob is None:  # (a copy owns its memory; ``shares``, inlined: this runs for every view)
         return
     sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
     if ob is not (s if sb is None else sb):  # (NumPy's base is the owner of the memory)
         return
     register_view(prim, src, out, params)
+
+
+def shares(o: Any, s: Any) -> bool:
+    """Whether the array ``o``, made from ``s`` by a view primitive, is a view of ``s``'s
+    memory (a copy owns its memory; NumPy's ``base`` is the owner of the memory)."""
+    ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
+    if ob is None:
+        return False
+    sb = s.base if s.__class__ is _ndarray else getattr(s, "base", None)
+    return ob is (s if sb is None else sb)
 
 
 def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -> None:

@@ -64,6 +64,8 @@ def _saved_lines(node: Any) -> list[str]:
     lines = []
     for key, v in sorted(saved.items(), key=lambda kv: (kv[0] == "out", str(kv[0]))):
         for k, sv in enumerate(v if key == "out" else [v]):
+            if sv is None:  # (an output its rule does not read)
+                continue
             what = f"output {k}" if key == "out" else f"input {key}"
             a = _array_of(sv)
             if a is None:

@@ -196,6 +196,7 @@ _LINEAR1_CALLS = {  # every linear._linear1 primitive but the batch-axis boundar
     "getitem": [lambda x: x[1:], lambda x: x[:, [2, 0]], lambda x: x[x._data > 0.5]],
     "reshape": [lambda x: x.reshape(6)],
     "transpose": [lambda x: x.T],
+    "diagonal": [lambda x: np.einsum("ii->i", x[:, :2]), lambda x: np.einsum("ijj->ji", x[None, :, :2])],
     "broadcast_to": [lambda x: np.broadcast_to(x, (4, 2, 3))],
     "sum": [lambda x: np.sum(x, axis=0), lambda x: np.sum(x)],
     "cumsum": [lambda x: np.cumsum(x, axis=1)],

@@ -63,7 +63,9 @@ UNARY: dict[str, tuple[Any, str]] = {
     "arcsinh": (np.arcsinh, "1 / sqrt(x * x + 1)"),
     "arccosh": (np.arccosh, "1 / (sqrt(x - 1) * sqrt(x + 1))"),
     "arctanh": (np.arctanh, "1 / (1 - x * x)"),
-    "sinc": (np.sinc, "where(x == 0, 0, (cos(PI * x) - y) / x)"),
+    # (from x alone, as torch's: sinc(x) recomputed, so a write into the output leaves
+    # this readable)
+    "sinc": (np.sinc, "where(x == 0, 0, (cos(PI * x) - sin(PI * x) / (PI * x)) / x)"),
     "deg2rad": (np.deg2rad, "DEG"),
     "rad2deg": (np.rad2deg, "RAD"),
     "fabs": (np.fabs, "sign(x)"),
@@ -78,7 +80,9 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "add": (np.add, "1", "1"),
     "subtract": (np.subtract, "1", "-1"),
     "multiply": (np.multiply, "b", "a"),
-    "divide": (np.divide, "recip(b)", "-y / b"),
+    # (d/db from the inputs, not the output, as torch's: a write into a / b leaves its
+    # backward readable)
+    "divide": (np.divide, "recip(b)", "-(a / b) / b"),
     # powm1(a, b) is a ** (b - 1), but 0 where a == b == 0 (or b is a Python 0): only
     # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
     # costs no mask). powlog(a, y) is log(a) * y, but 0 where a == 0 and y is finite
@@ -101,8 +105,9 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     "copysign": (np.copysign, "copysign(1.0, a) * copysign(1.0, b)", "0"),
     "hypot": (np.hypot, "a / y", "b / y"),
     "arctan2": (np.arctan2, "b / (a * a + b * b)", "-a / (a * a + b * b)"),
-    "logaddexp": (np.logaddexp, "exp(a - y)", "exp(b - y)"),
-    "logaddexp2": (np.logaddexp2, "exp2(a - y)", "exp2(b - y)"),
+    # (from the inputs, as torch's: a write into the output leaves these readable)
+    "logaddexp": (np.logaddexp, "1 / (1 + exp(b - a))", "1 / (1 + exp(a - b))"),
+    "logaddexp2": (np.logaddexp2, "1 / (1 + exp2(b - a))", "1 / (1 + exp2(a - b))"),
     "remainder": (np.remainder, "1", "-floor(a / b)"),
     "fmod": (np.fmod, "1", "-trunc(a / b)"),
 }
@@ -544,8 +549,8 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
     except _FP:
         return None
     d = _dual_of(L, y, tt, nb)
-    if prim.view:  # (as apply's plain path: a view shares its input's version counter)
-        d._vc = a._version_counter()
+    if prim.view and _D.shares(y, x):  # (as apply's plain path: a view, not a copy,
+        d._vc = a._version_counter()  # shares its input's version counter)
     return d
 
 
@@ -1307,8 +1312,10 @@ def _abs_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return apply(_multiply, t, apply(PRIMS["sign"], x))
-    # (zero at z = 0, as torch's)
-    sgn = _where(apply(PRIMS["equal"], out, 0), 0, apply(PRIMS["divide"], x, out))
+    # (zero at z = 0, as torch's; |z| from z, not the output, which a write may change:
+    # torch saves z alone)
+    r = apply(PRIMS["abs"], x)
+    sgn = _where(apply(PRIMS["equal"], r, 0), 0, apply(PRIMS["divide"], x, r))
     return apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], sgn)))
 
 
@@ -1318,6 +1325,7 @@ def _sign_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     x, t = primals[0], tangents[0]
     if x._data.dtype.kind != "c":
         return None
+    out = apply(PRIMS["sign"], x)  # (from z, not the output, which a write may change)
     r = apply(PRIMS["abs"], x)
     inv = _where(apply(PRIMS["equal"], r, 0), 0, apply(PRIMS["reciprocal"], r))
     along = apply(PRIMS["real"], apply(_multiply, t, apply(PRIMS["conj"], out)))
@@ -1372,8 +1380,8 @@ PRIMS["conj"] = _self_linear("conj", np.conjugate)
 PRIMS["real"] = _self_linear("real", np.real)
 PRIMS["imag"] = _self_linear("imag", np.imag)
 PRIMS["real"].view = PRIMS["imag"].view = True  # (NumPy's real and imag parts are views)
-PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0, "out"))
-PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0, "out"))
+PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0,))
+PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0,))
 PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))
 
 for _p in PRIMS.values():

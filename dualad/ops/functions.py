@@ -1758,11 +1758,28 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = ravel(a), 0
     ax = _norm_axis(axis, a.ndim)
-    return take(a, np.repeat(np.arange(a.shape[ax]), repeats), axis=ax)
+    n = a.shape[ax]
+    if np.ndim(repeats) == 0 or (np.size(repeats) == 1 and n != 1):
+        # (one count for every element): a broadcast over a new axis after ``ax`` and a
+        # reshape that merges the two, on fresh memory laid out as NumPy's result (C
+        # order), so that a later reshape of it is a view where NumPy's is
+        r = int(np.reshape(repeats, ()))
+        if r < 0:
+            raise ValueError("repeat: repeats may not contain negative values")
+        shape = a.shape[:ax + 1] + (1,) + a.shape[ax + 1:]
+        big = broadcast_to(reshape(a, shape), shape[:ax + 1] + (r,) + shape[ax + 2:])
+        return _fresh(reshape(big, a.shape[:ax] + (n * r,) + a.shape[ax + 1:]), a)
+    i = np.repeat(np.arange(n), repeats)
+    if ax == 0:
+        return take(a, i, axis=0)
+    # a gather by an index array on every axis up to ``ax`` (an open mesh): its result is
+    # laid out in C order, as NumPy's (a[:, i] would put the indexed axis first in memory)
+    key = tuple(np.arange(a.shape[k]).reshape((-1,) + (1,) * (ax - k)) for k in range(ax))
+    return getitem(a, key + (i,))
 
 
 def tile(A: Any, reps: Any) -> Any:
-    """``numpy.tile`` (a broadcast and a reshape).
+    """``numpy.tile`` (a broadcast and a reshape, on fresh memory as NumPy's).
 
     Examples
     --------
@@ -1778,7 +1795,14 @@ def tile(A: Any, reps: Any) -> Any:
     A = reshape(A, (1,) * (nd - A.ndim) + A.shape)
     inter = reshape(A, tuple(x for d in A.shape for x in (1, d)))
     big = broadcast_to(inter, tuple(x for r, d in zip(reps, A.shape, strict=True) for x in (r, d)))
-    return reshape(big, tuple(r * d for r, d in zip(reps, A.shape, strict=True)))
+    return _fresh(reshape(big, tuple(r * d for r, d in zip(reps, A.shape, strict=True))), A)
+
+
+def _fresh(r: Tensor, a: Tensor) -> Tensor:
+    """``r`` (made from ``a`` by views and reshapes), on memory of its own: where the
+    reshape could keep ``a``'s memory (a count of 1, an axis of length 1) it is a view,
+    read-only if broadcast, which NumPy's ``tile`` and ``repeat`` never return."""
+    return _copy(r) if D.shares(r._data, a._data) or r._data is a._data else r
 
 
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
@@ -2089,6 +2113,8 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
     if not arrow:
         counts = {c: "".join(terms).count(c) for c in set("".join(terms))}
         out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    if len(ops) == 1 and set(out) == set(terms[0]) and len(terms[0]) == ops[0].ndim:
+        return _einsum_view(ops[0], terms[0], out)
     # Repeated letters inside one operand are diagonals: take them first.
     for k, (t, o) in enumerate(zip(terms, ops, strict=True)):
         while len(set(t)) != len(t):
@@ -2104,6 +2130,30 @@ def einsum(subscripts: Any, *operands: Any, optimize: Any = None, **kwargs: Any)
     if builtins.all(o.dtype.kind not in "fc" for o in ops):
         return _make(_as_array(np.einsum(f"{','.join(terms)}->{out}", *[o._data for o in ops])))
     return apply(L.einsum, *ops, spec=f"{','.join(terms)}->{out}")
+
+
+def _einsum_view(a: Tensor, term: str, out: str) -> Tensor:
+    """``einsum(term->out, a)`` that sums nothing: NumPy returns a view of ``a`` (its axes
+    permuted, its repeated letters' diagonals taken), so this is one too, made of view
+    primitives (transpose, diagonal), and a write into it changes ``a``, value and
+    derivative (docs/inplace.md)."""
+    t = list(term)
+    r = a
+    while len(set(t)) != len(t):  # a repeated letter: its diagonal, as the last axis
+        c = next(c for c in t if t.count(c) > 1)
+        i = t.index(c)
+        j = t.index(c, i + 1)
+        if r.shape[i] != r.shape[j]:
+            raise ValueError(f"einsum: dimensions in operand 0 for collapsing index '{c}' "
+                             f"don't match ({r.shape[i]} != {r.shape[j]})")
+        rest = [k for k in range(len(t)) if k not in (i, j)]
+        if rest + [i, j] != list(range(len(t))):
+            r = apply(L.transpose, r, axes=tuple(rest + [i, j]))
+        r = apply(L.diagonal, r)
+        t = [t[k] for k in rest] + [c]
+    # the output's order; a transpose that permutes nothing is still a new view, as NumPy's
+    # einsum('ij->ij', a) is
+    return apply(L.transpose, r, axes=tuple(t.index(c) for c in out))
 
 
 # -- index tricks ---------------------------------------------------------------------------

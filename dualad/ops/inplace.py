@@ -140,6 +140,8 @@ def _copy_slices(base: Tensor, fns: tuple[Any, ...], new: Tensor) -> Tensor:
             w = apply(L.reshape, w, shape=x.shape)
         elif prim is L.transpose:
             w = apply(L.transpose, w, axes=tuple(int(a) for a in np.argsort(params["axes"])))
+        elif prim is L.diagonal:  # (einsum's 'ii->i'): w written at the diagonal of x
+            w = apply(L.setitem, x, w, idx=L.diagonal_index(x.ndim, x.shape[-1]))
         elif prim is _REAL:  # the real part replaced: w + 1j imag(x)
             w = apply(_ADD, w, apply(_MUL, apply(_IMAG, x), 1j))
         elif prim is _IMAG:  # the imaginary part replaced: real(x) + 1j w

@@ -293,7 +293,7 @@ slogdet_p = Primitive(
     "slogdet",
     lambda a: tuple(namespace(a).linalg.slogdet(a)),
     _slogdet_jvp,
-    reads=(0, "out"),
+    reads=(0, "out0"),  # (the sign, not logabsdet: a write into that leaves this readable)
     multi=True,
 )
 

@@ -130,6 +130,30 @@ broadcast_to = _linear1(
 )
 
 
+def _diagonal_impl(a: Any) -> Any:
+    # NumPy's einsum takes a diagonal as a writable view (np.diagonal's is read-only)
+    return np.einsum("...ii->...i", a)
+
+
+# The diagonal of the last two axes (of equal length), a view: what einsum('ii->i', a)
+# returns in NumPy. Its transpose puts the cotangent on the diagonal of zeros; a write
+# into it is a setitem at the diagonal's positions (ops.inplace).
+diagonal = _linear1(
+    "diagonal",
+    _diagonal_impl,
+    lambda arrays, nbs: (_diagonal_impl(arrays[0]), nbs[0]),
+    lambda args: (tuple(args[0].shape[:-1]), args[0].dtype),
+    True,
+)
+
+
+def diagonal_index(ndim: int, n: int) -> Index:
+    """The index of the diagonal of the last two axes (each of length ``n``) of an array
+    of ``ndim`` axes: where ``diagonal`` reads."""
+    i = np.arange(n)
+    return Index((Ellipsis, i, i), ndim)
+
+
 # -- indexing: gather and its transpose, scatter-add -----------------------------------
 
 

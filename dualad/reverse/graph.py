@@ -327,7 +327,8 @@ class Node:
                 shape, dtype = self.avals[i]
                 primals.append(placeholder(shape, dtype, D.AVAL))
         if "out" in saved:
-            outs = [s.get(self, f"output {k}") for k, s in enumerate(saved["out"])]
+            outs = [placeholder(*self.out_avals[k], D.AVAL) if s is None else
+                    s.get(self, f"output {k}") for k, s in enumerate(saved["out"])]
             out = tuple(outs) if self.prim.multi else outs[0]
         elif lins is not None:
             out = None
@@ -353,6 +354,8 @@ class Node:
                 arrays[k] = sv._data
             elif k == "out":
                 sv = sv[0]
+                if sv is None:  # (an output not read: "out<k>" of another)
+                    return None
                 y = sv.packed
                 if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
                     return None
@@ -456,7 +459,8 @@ def _saved_names(node: Node) -> dict[str, Any]:
         if k == "out":
             many = node.prim.multi
             for j in range(len(sv)):
-                names[f"result{j}" if many else "result"] = ("out", j)
+                if sv[j] is not None:
+                    names[f"result{j}" if many else "result"] = ("out", j)
         elif k < 2:
             names[("self", "other")[k]] = k
     return names
@@ -886,6 +890,11 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             if r == "out":
                 saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
                     if prim.multi else [_save_output(out, 0, plain)]
+            elif r.__class__ is str:  # "out<k>": output k of several alone (None: not read)
+                k = int(r[3:])
+                outs = saved.get("out") or [None] * len(out)
+                outs[k] = _save_output(out[k], k, plain)
+                saved["out"] = outs
             elif r < i:
                 a = args[r]
                 if a.__class__ is not Tensor:

@@ -266,6 +266,11 @@ def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
     return [D.apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
 
 
+def _diagonal_t(ct: Any, args: Any) -> list[Any]:
+    shape = args[0].shape
+    return [D.apply(L.index_add, ct, idx=L.diagonal_index(len(shape), shape[-1]), shape=shape)]
+
+
 class Scatter:
     """getitem's transpose with a basic index, not yet written out: the cotangent ``p``
     (with tangent ``t``) at ``key`` of zeros of ``shape``. The engine adds it into the
@@ -448,6 +453,7 @@ RULES: dict[Any, Any] = {
     L.transpose: _transpose_t,
     L.broadcast_to: lambda ct, args, *, shape: [unbroadcast(ct, args[0].shape)],
     L.getitem: _getitem_t,
+    L.diagonal: _diagonal_t,
     L.index_add: _index_add_t,
     L.concatenate: _concat_t,
     L.cumsum: _cumsum_t,
