@@ -1,4 +1,4 @@
-"""Array namespaces: the kind of array that came in (DESIGN §2.5).
+"""Array namespaces: the kind of array that came in (invariant 5 of docs/architecture.md).
 
 NumPy is the default; CuPy arrays (a GPU) and Dask arrays (larger than memory,
 or spread over a cluster) are kept as they are, and computed on with their own

@@ -1,4 +1,4 @@
-"""Dask-backed tensors: ``Tensor.compute`` and ``dualad.compute`` (DESIGN §2.5).
+"""Dask-backed tensors: ``Tensor.compute`` and ``dualad.compute`` (invariant 5 of docs/architecture.md).
 
 A tensor whose array is a Dask array stays lazy through every operation, forward and
 reverse mode and the functional API: each builds the Dask graph of its result. Nothing

@@ -3,7 +3,7 @@
 A primitive is a small named object holding its NumPy implementation and its
 one derivative rule, the JVP. Linear primitives also carry a transpose rule
 (in ``dualad.reverse.transpose``) and a batching rule; they are the only code
-that knows about transposition and batched tangents (DESIGN §2).
+that knows about transposition and batched tangents (invariants 1-3 of docs/architecture.md).
 
 ``apply(prim, *args, **params)`` first offers the call to ``prim.hot``, if the
 primitive has one (the elementwise family's common cases, generated from its
@@ -66,7 +66,7 @@ class Primitive:
     jvp : ``jvp(primals, tangents, out, **params) -> tangent``; tangents may be
         ``None`` (symbolic zero); return ``None`` for a zero tangent.
     reads : per input, which of (input positions, ``"out"``) the JVP reads when
-        that input's tangent is nonzero (DESIGN §2.6); a flat tuple applies to all.
+        that input's tangent is nonzero (invariant 6); a flat tuple applies to all.
         ``"out<k>"`` (``"out0"``): output k alone of a ``multi`` primitive (the rest are
         stand-ins of their shape and dtype in the rule's ``out``).
     linear : positions in which the primitive is linear (has a transpose rule).

@@ -1,4 +1,4 @@
-"""The switch that turns fast paths off, read once at import (DESIGN §7).
+"""The switch that turns fast paths off, read once at import (invariant 9 of docs/architecture.md).
 
 A fast path is a second implementation of a rule. Setting the environment variable
 ``DUALAD_GENERAL_PATH`` before dualad is imported turns fast paths off, so that the

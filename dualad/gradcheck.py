@@ -193,7 +193,8 @@ class _Check:
 
     def _in(self, i: int, a: np.ndarray) -> Any:
         """Values for input ``i`` (perturbed, a tangent) as an array of its kind: a Dask or
-        CuPy input gets Dask or CuPy ones (DESIGN §2.5), a NumPy input ``a`` itself."""
+        CuPy input gets Dask or CuPy ones (invariant 5 of docs/architecture.md), a NumPy
+        input ``a`` itself."""
         return _to_kind(a, self.inputs[i]._data)
 
     # ------------------------------------------------------------------ numerical

@@ -1,5 +1,6 @@
-"""Array backends (DESIGN §2.5): Dask arrays stay lazy through every mode and compute the
-NumPy results; CuPy arrays run the same checks on a GPU (skipped without one)."""
+"""Array backends (invariant 5 of docs/architecture.md): Dask arrays stay lazy through
+every mode and compute the NumPy results; CuPy arrays run the same checks on a GPU
+(skipped without one)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ class CuPy(Backend):
 
 
 class Strict(np.ndarray):
-    """A NumPy chunk that refuses to meet a plain NumPy array (DESIGN §2.5, issue 22).
+    """A NumPy chunk that refuses to meet a plain NumPy array (invariant 5 of docs/architecture.md).
 
     Everything computed from a Strict array is Strict (NumPy's protocols hand each ufunc and
     function to it), so a plain ``numpy.ndarray`` of one or more elements that meets one in a

@@ -112,7 +112,7 @@ def _printed(text):
 
 def _exact_grad(f, point, i):
     """d/d(input i) of SymPy's ``f`` at ``point``; for a complex input (a real result), the
-    conjugate Wirtinger gradient dL/dx + 1j dL/dy (DESIGN §5)."""
+    conjugate Wirtinger gradient dL/dx + 1j dL/dy (invariant 7 of docs/architecture.md)."""
     import sympy
     from test_rule_table import _flat
 

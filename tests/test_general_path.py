@@ -1,7 +1,7 @@
 """The fast paths against the general path: every op-database entry, every composition.
 
-A fast path is a second implementation of a rule (DESIGN §7). This file computes,
-for the first sample of every entry in every dtype, the derivatives of every mode
+A fast path is a second implementation of a rule (invariant 9 of docs/architecture.md).
+This file computes, for the first sample of every entry in every dtype, the derivatives of every mode
 and composition of two modes, once here (fast paths on) and once in a subprocess
 with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s general path
 and the engine's general node VJP alone) — and once with each family of fast paths

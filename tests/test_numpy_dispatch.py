@@ -1,4 +1,4 @@
-"""NumPy's own functions on Tensors dispatch to dualad (API.md A, DESIGN §2.3).
+"""NumPy's own functions on Tensors dispatch to dualad (invariant 3 of docs/architecture.md).
 
 ``np.sin(t)``, ``np.sum(t, axis=0)``, ``np.einsum`` with a Tensor and an ndarray,
 ufunc methods (``np.add.reduce``), Python scalars as weak types, errors for

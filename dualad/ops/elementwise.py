@@ -7,7 +7,7 @@ ones; ``x, lo, hi`` for clip) and the output ``y``, written with
 the tangent on (negated). The JVP is ``sum_i t_i * formula_i``; reverse mode
 transposes it through the linear kernel (multiply, add), so no backward
 formula is ever written. The names a formula uses are exactly what a reverse
-node saves (DESIGN §2.6), and SymPy checks every formula in the tests.
+node saves (invariant 6 of docs/architecture.md), and SymPy checks every formula in the tests.
 
 Complex inputs: the formulas are complex derivatives of holomorphic functions,
 so ``t * f'(z)`` is the R-linear differential, and its transpose multiplies by

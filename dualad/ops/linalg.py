@@ -1,7 +1,7 @@
 """Linear algebra: ``numpy.linalg``'s functions as primitives with one JVP rule each.
 
 Every decomposition here is a non-linear primitive whose only derivative rule
-is its JVP (DESIGN §2.1). The rules compute coefficients from the primals
+is its JVP (invariant 1 of docs/architecture.md). The rules compute coefficients from the primals
 (``inv(L)``, ``1 / (w_j - w_i)``, ...) with ordinary, differentiable dualad
 operations, and apply only *linear* operations to the tangents: matmul and
 einsum with a constant operand, ``solve`` with a constant matrix, transposes,

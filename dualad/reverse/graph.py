@@ -1,7 +1,7 @@
 """The reverse graph: nodes, edges and saved values, recorded by ``apply``.
 
 A node holds its primitive, its parameters, edges to the nodes of its inputs,
-and only the values its JVP rule declares it reads (DESIGN §2.6): ``add``
+and only the values its JVP rule declares it reads (invariant 6 of docs/architecture.md): ``add``
 keeps shapes, ``exp`` keeps its output, ``mul`` keeps the other operand. A
 saved value keeps the version it had, so an in-place change before backward is
 caught; saved-tensor hooks pack and unpack it.
