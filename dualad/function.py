@@ -380,9 +380,10 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
             saved.append(SavedValue(t))
     ctx._saved, ctx._node = saved, node
     node.saved = {"ctx": ctx}  # released after backward like any saved values
-    if any(isinstance(t, Tensor) and id(t) not in back and id(t) not in out_ids and
-           t.dtype.kind in "fc" for t in to_save):
-        node.saved["intermediate"] = True  # (see _attributes_at)
+    inter = tuple(i for i, t in enumerate(to_save) if isinstance(t, Tensor) and
+                  id(t) not in back and id(t) not in out_ids and t.dtype.kind in "fc")
+    if inter:
+        node.saved["intermediate"] = inter  # their places in ctx._saved (see _attributes_at)
     node.saved["plain"] = tuple(plain)  # (what forward saw: see _attributes_at)
     if cls._has("backward"):
         node.custom = functools.partial(_custom_vjp, cls, node)
@@ -540,7 +541,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
         return _UnknownDerivative.apply(t, msg, *tracked)
 
-    saved = tuple(value(t, "a tensor saved with ctx.save_for_backward") for t in ctx.to_save)
+    saved = tuple(value(t, _saved_where(i)) for i, t in enumerate(ctx.to_save))
     attrs = {k: v for k, v in vars(ctx).items() if k not in _CTX_OWN}
     subst = {k: (tuple(value(x, f"ctx.{k}") for x in v) if isinstance(v, tuple) else
                  [value(x, f"ctx.{k}") for x in v] if isinstance(v, list) else
@@ -614,6 +615,10 @@ def _finite_values(ts: list[Any]) -> bool:
                bool(np.isfinite(t._data).all()) for t in ts)
 
 
+def _saved_where(i: int) -> str:
+    return f"ctx.saved_tensors[{i}] (a tensor saved with ctx.save_for_backward)"
+
+
 def _unknown_derivative(name: str, where: str, how: str) -> str:
     return (
         f"{name}.backward reads {where}, which is neither an input nor an output of "
@@ -629,25 +634,42 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
     """While a custom backward runs, an attribute of ctx that holds one of forward's
     inputs (``ctx.x = x``: forward ran on a plain copy of it) holds the input as the
     caller gave it, as in torch, so that a second derivative (double backward,
-    forward-over-reverse) differentiates through it. In forward-over-reverse (its inputs
-    were dual at a level still live, so the gradients it gives must carry that level's
-    tangents), refuse a value whose tangent is unknown: an intermediate saved by
-    ``save_for_backward`` or stored on ctx (forward runs on plain values)."""
+    forward-over-reverse) differentiates through it.
+
+    A value whose derivative is unknown is an intermediate (a float Tensor forward
+    computed that is neither an input nor an output) saved by ``save_for_backward`` or
+    stored on ctx: forward runs on plain values, so it carries no history. In
+    forward-over-reverse (the inputs were dual at a level still live, so the gradients
+    must carry that level's tangents) it is refused here. In reverse-over-reverse (the
+    backward is recorded: ``create_graph``, and inputs require grad) it is read as a
+    value whose grad_fn raises, so that a second reverse pass raises only if it reaches
+    it (torch treats it as a constant there: a silently wrong second derivative). A
+    backward that is not recorded reads every value as it was saved."""
     fwd = any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
               for a in node.consts)
     name = cls.__name__
-    if fwd and node.saved.get("intermediate"):
-        raise RuntimeError(_unknown_derivative(
-            name, "a tensor saved with ctx.save_for_backward", "forward-over-reverse"))
+    inter = node.saved.get("intermediate", ())
+    if fwd and inter:
+        raise RuntimeError(_unknown_derivative(name, _saved_where(inter[0]),
+                                               "forward-over-reverse"))
+    # (gm.state.grad is off in a backward without create_graph: nothing more to do)
+    tracked = [a for a in node.consts if isinstance(a, Tensor) and a._rg] \
+        if gm.state.grad and not fwd else []
     pos = {id(p): i for i, p in enumerate(node.saved.get("plain", ())) if isinstance(p, Tensor)}
+    nondiff = {id(t) for t in ctx.non_differentiable} if tracked else set()
 
     def value(x: Any, k: str) -> Any:
         if not isinstance(x, Tensor):
             return x
         if id(x) in pos:
             return node.consts[pos[id(x)]]
-        if fwd and x.dtype.kind in "fc":
+        if x.dtype.kind not in "fc":
+            return x
+        if fwd:
             raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse"))
+        if tracked and not x._rg and id(x) not in nondiff:  # (an output has its history)
+            return _UnknownDerivative.apply(
+                x, _unknown_derivative(name, f"ctx.{k}", "reverse-over-reverse"), *tracked)
         return x
 
     subst = {}
@@ -662,12 +684,33 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
             subst[k] = (v, new)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
+    saved = lazy = ctx._saved
+    if tracked and inter and saved is not None:  # wrapped when ctx.saved_tensors is read
+        ctx._saved = lazy = [
+            _SavedUnknown(s, _unknown_derivative(name, _saved_where(i), "reverse-over-reverse"),
+                          tracked) if i in inter and isinstance(s, SavedValue) else s
+            for i, s in enumerate(saved)]
     try:
         yield
     finally:
         for k, (old, new) in subst.items():
             if vars(ctx).get(k) is new:  # (unless backward set it anew)
                 setattr(ctx, k, old)
+        if lazy is not saved and ctx._saved is lazy:
+            ctx._saved = saved
+
+
+class _SavedUnknown(SavedValue):
+    """An intermediate in ``ctx._saved`` while a recorded backward runs: unpacked as the
+    saved value, then given a grad_fn that raises ``msg`` (see ``_attributes_at``)."""
+
+    __slots__ = ("inner", "msg", "tracked")
+
+    def __init__(self, inner: SavedValue, msg: str, tracked: list[Tensor]) -> None:
+        self.inner, self.msg, self.tracked = inner, msg, tracked
+
+    def get(self, node: Node, what: str) -> Tensor:
+        return _UnknownDerivative.apply(self.inner.get(node, what), self.msg, *self.tracked)
 
 
 class _Nothing:
