@@ -144,6 +144,16 @@ def test_logical_augmented_operators_rebind_a_boolean_scalar(op):
         m &= m
 
 
+@pytest.mark.parametrize("op", ["&=", "|=", "^="])
+def test_bitwise_augmented_operators_rebind_an_integer_scalar(op):
+    for lib in (np, dnp):
+        ns = {"n": lib.sum(lib.asarray([1, 2, 3]))}
+        ns["start"] = ns["n"]
+        exec(f"n {op} 5", {}, ns)
+        assert int(ns["start"]) == 6, lib.__name__
+        assert int(ns["n"]) == {"&=": 4, "|=": 7, "^=": 3}[op], lib.__name__
+
+
 @pytest.mark.parametrize("make", [
     lambda: dnp.sum(dnp.ones(3)), lambda: dnp.ones((2, 2))[0, 1], lambda: dnp.ones(3)[1],
     lambda: dnp.dot(dnp.ones(2), dnp.ones(2)), lambda: 0 + dnp.prod(dnp.ones(2)),

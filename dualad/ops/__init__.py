@@ -197,4 +197,4 @@ def _install_refusals() -> None:
 
 _install_refusals()
 for _name, _pname in [("iand", "bitwise_and"), ("ior", "bitwise_or"), ("ixor", "bitwise_xor")]:
-    setattr(Tensor, f"__{_name}__", I.logical_inplace(_P[_pname], getattr(Tensor, f"__{_name}__")))
+    setattr(Tensor, f"__{_name}__", I.bitwise_inplace(_P[_pname], getattr(Tensor, f"__{_name}__")))

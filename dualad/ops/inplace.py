@@ -322,14 +322,14 @@ def inplace(prim: Any) -> Any:
     return op
 
 
-def logical_inplace(prim: Any, refused: Any) -> Any:
-    """``x &= y`` (``|=``, ``^=``, with ``prim`` the operator's primitive) on a boolean
-    tensor that stands for a NumPy scalar (``ok = dnp.all(a); ok &= dnp.all(b)``):
+def bitwise_inplace(prim: Any, refused: Any) -> Any:
+    """``x &= y`` (``|=``, ``^=``, with ``prim`` the operator's primitive) on a boolean or
+    integer tensor that stands for a NumPy scalar (``ok = dnp.all(a); ok &= dnp.all(b)``):
     ``x & y`` rebound, as NumPy's; anything else goes to ``refused`` (in-place bitwise
-    writes are not supported)."""
+    writes into arrays are not supported)."""
 
     def op(self: Tensor, other: Any) -> Any:
-        if self._data.dtype == np.bool_ and self._data.ndim == self._nb and scalar(self):
+        if self._data.dtype.kind in "biu" and self._data.ndim == self._nb and scalar(self):
             return apply(prim, self, other)
         return refused(self, other)
 
