@@ -256,6 +256,10 @@ class Tensor:
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("can't delete requires_grad; set it instead: t.requires_grad_(False)")
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf in place; returns ``self``.
 
@@ -300,6 +304,11 @@ class Tensor:
     @property
     def grad_fn(self) -> Any:
         return self._node
+
+    @grad_fn.deleter
+    def grad_fn(self) -> None:
+        raise RuntimeError("can't delete grad_fn; to cut this tensor from its history, use "
+                           "t.detach() (a new tensor) or t.detach_()")
 
     @property
     def grad(self) -> Tensor | None:
@@ -370,6 +379,10 @@ class Tensor:
     def data(self) -> Tensor:
         """A detached tensor sharing this one's array (torch's ``.data``)."""
         return self.detach()
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def detach(self) -> Tensor:
         """A new tensor sharing the data, with no grad_fn, no grad, and no tangent.
@@ -481,6 +494,12 @@ def _check_undifferentiated(t: Tensor, what: str) -> None:
             "a rule must apply dualad operations to tangents, not NumPy"
         )
     why = _tracked(t)
+    if why == "requires grad" and not _gm.state.grad:
+        # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
+        # tangent is still dropped: that still raises)
+        from ._dispatch import live
+
+        why = f"carries a tangent at live level {t._level}" if t._level in live else None
     if why is not None:
         raise RuntimeError(
             f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "

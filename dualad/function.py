@@ -86,11 +86,18 @@ class FunctionCtx:
         if self._saved is None:  # in forward: what was saved, for backward or for forward
             return tuple(self.to_save) or tuple(self.saved_for_forward)
         node = self._node
-        if node is not None and node.saved is None:
+        if node.saved is None:
             node._unpack()  # raises torch's "backward through the graph a second time"
         return tuple(None if s is None else (s if not isinstance(s, SavedValue)
                                              else s.get(node, "saved tensor"))
-                     for s in self._saved)
+                     for s in node.saved.get("tensors", ()))
+
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        """Deprecated: ``saved_tensors``."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'",
+                      DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
 
 class _FunctionMeta(type):
@@ -164,6 +171,12 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{type(self)} should not be instantiated. Methods on autograd functions are all "
+            f"static, so you should invoke them on the class itself: "
+            f"{type(self).__name__}.apply(...)", DeprecationWarning, stacklevel=2)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated and not "
@@ -227,9 +240,11 @@ class Function(metaclass=_FunctionMeta):
         # arrays become Tensors; None and other objects come back as they are
         outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(_as_array(o))
                 for o in ((out,) if single else out)]
+        marked = {id(t) for t in ctx.non_differentiable}
+        nd = [id(o) in marked for o in outs]  # (by position: an input returned is replaced)
         dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
-        nondiff = {id(t) for t in ctx.non_differentiable}
+        nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
         # forward mode: the user's jvp at the top live level
         if L:
             tans = [D.split(a, L)[1] if isinstance(a, Tensor) else None for a in live]
@@ -352,8 +367,13 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
             saved.append(SavedValue(outs[out_ids[id(t)]], True))
         else:
             saved.append(SavedValue(t))
-    ctx._saved, ctx._node = saved, node
-    node.saved = {"ctx": ctx}  # released after backward like any saved values
+    # The node keeps its ctx for as long as it lives (torch's grad_fn of a Function is its
+    # ctx: what forward stored on it stays readable); the saved tensors are released after
+    # backward like any saved values, and only a node that saved some raises on a second
+    # pass (a Function that saved nothing can run backward again, as in torch).
+    ctx._saved, ctx._node = (), node  # (recorded: saved_tensors reads the node's)
+    node.params = {"ctx": ctx}
+    node.saved = {"tensors": saved} if saved else {}
     if cls._has("backward"):
         node.custom = functools.partial(_custom_vjp, cls, node)
     else:
@@ -364,9 +384,7 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
 
 
 def _ctx(node: Node) -> FunctionCtx:
-    if node.saved is None:
-        node._unpack()  # raises the "second time" error
-    return node.saved["ctx"]
+    return node.params["ctx"]
 
 
 def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> list[Any]:

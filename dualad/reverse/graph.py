@@ -282,6 +282,20 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
+    def __getattr__(self, name: str) -> Any:
+        # Reached only where the ordinary lookup failed (no cost to the engine's reads).
+        # A custom Function's node reads its ctx's attributes, as torch's grad_fn of a
+        # Function is its ctx: y.grad_fn.saved_tensors, .needs_input_grad, what forward
+        # stored on the ctx.
+        if not name.startswith("_"):
+            try:
+                custom, params = self.custom, self.params
+            except AttributeError:
+                custom = None
+            if custom is not None and "ctx" in params:
+                return getattr(params["ctx"], name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __dir__(self) -> list[str]:
         names = [f"{p}saved_{n}" for n in _saved_names(self) for p in ("_", "_raw_")]
         return sorted(set(super().__dir__()) | set(names))
@@ -402,6 +416,8 @@ class Node:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
                                 self.out_avals[0][1])
         elif self.prim is sliced and self.nbs is None and _DIRECT:
+            if self.saved is None:  # (its index arrays were released)
+                self._unpack()  # raises torch's "second time" error
             r = scatter_t(cts[0], self.params["idx"], self.avals[0])
             if r is not None:  # the engine adds it into the input's cotangent
                 return [r]
@@ -726,6 +742,20 @@ class _Nothing(dict):  # type: ignore[type-arg]
 _NOTHING: dict[Any, Any] = _Nothing()
 
 
+class _Read(_Nothing):
+    """``Node.saved`` of a node that saved no tensor but whose rule reads a constant kept
+    with the node: a Python scalar coefficient (``x * 2.0``) or an index array
+    (``x[[0, 2]]``). Empty but true, so that backward releases it (the node then raises on
+    a second pass, as torch's does: torch saves that scalar or those indices and frees
+    them). A node whose rule reads nothing (``x + 1.0``, ``x[1:]``) keeps ``_NOTHING``."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+_READ: dict[Any, Any] = _Read()
+
+
 def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
     """An input that was unbatched in the forward pass gets the batch axes summed out."""
     from ..forward_ad import _with_nb
@@ -890,13 +920,18 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 a = args[r]
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:
-                        continue  # a Python scalar: kept in consts already
+                        node.saved = _READ  # a Python scalar: kept in consts already
+                        continue
                     a = _make(a if a.__class__ is _ndarray else _as_array(a))
                 elif a._meta is not None:
                     _savable(a)
                 saved[r] = a if plain and not a._version else SavedValue(a)
-        if saved:  # (else only scalars were read: nothing to release, as for add)
+        if saved:  # (else only scalars were read: _READ, or nothing, as for add)
             node.saved = saved
+    if params and node.saved is _NOTHING:
+        idx = params.get("idx")
+        if idx is not None and not getattr(idx, "basic", True):  # (index arrays)
+            node.saved = _READ
     if prim.multi:
         for k, o in enumerate(out):
             _set_node(o, node, k)
@@ -1134,6 +1169,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None and not t._level  # (see _unary)
     p0 = p1 = ys = None  # (the arrays the formulas read: the lane's, None where unread)
+    read = _NOTHING  # (_READ if the formula reads the scalar)
     for r in reads:
         if r.__class__ is not int:  # "out"
             ys = y
@@ -1142,6 +1178,8 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
                 p1 = d
             else:
                 p0 = d
+        else:
+            read = _READ
     vcs: Any = ()
     if p0 is not None or p1 is not None:
         vc = t._vc
@@ -1156,7 +1194,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
         if lane and ys is not None:  # (the output's counter last: see Node.saved)
             vcs += (out._vc,)
     else:
-        node.saved = _NOTHING
+        node.saved = read
     if not lane:
         node.lane = None
         return None
