@@ -731,3 +731,231 @@ def test_a_complex_grad_output_for_a_real_output_is_an_error() -> None:
         da.grad((2 * z).sum(), z, grad_outputs=da.tensor(1.0))
     (g,) = da.grad((2 * x).sum(), x, grad_outputs=da.tensor(1.0, dtype="float32"))
     np.testing.assert_allclose(g.numpy(), [2.0, 2.0])  # (a real dtype is converted)
+
+
+# ---------------------------------------------------------------------------------------------
+# hooks: their order on AccumulateGrad, grad() and hooks, hooks after in-place writes
+# ---------------------------------------------------------------------------------------------
+
+
+def _acc(t: da.Tensor) -> object:
+    return (t * 1.0).grad_fn.next_functions[0][0]
+
+
+def test_post_accumulate_grad_hook_ordering() -> None:
+    t = da.tensor([0.1, 0.2, 0.3], requires_grad=True)
+    acc = _acc(t)
+    t.register_hook(lambda g: g - 2.0)  # 1. the tensor's pre-hook
+    acc.register_prehook(lambda go: (go[0] / 5.0,))  # 2. the node's pre-hook
+
+    def post_acc(u):  # 3. post-accumulate-grad: sees the accumulated .grad
+        u.grad += 0.5
+
+    def node_post(gi, go):  # 4. the node's post-hook: sees what its pre-hooks gave
+        t.grad = go[0] * 10
+
+    t.register_post_accumulate_grad_hook(post_acc)
+    acc.register_hook(node_post)
+    t.sum().backward()
+    # in order: ((1 - 2) / 5 + 0.5) * 10 = 3 (any other order gives another number)
+    np.testing.assert_allclose(t.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_prehook_ordering() -> None:
+    log: list[int] = []
+
+    def hook1(g):
+        log.append(1)
+        return g * 3
+
+    def hook2(gs):
+        log.append(2)
+        return tuple(g * 2 for g in gs)
+
+    a = da.tensor(1.0, requires_grad=True)
+    b = a.copy()
+    b.grad_fn.register_prehook(hook2)
+    b.register_hook(hook1)  # a tensor's hooks run before its node's, whatever the order
+    b.grad_fn.register_prehook(hook2)
+    acc = b.grad_fn.next_functions[0][0]
+    a.register_hook(hook1)
+    acc.register_prehook(hook2)
+    a.register_hook(hook1)
+    b.sum().backward(retain_graph=True)
+    assert log == [1, 2, 2, 1, 1, 2]
+    np.testing.assert_allclose(a.grad.numpy(), 3 * 2 * 2 * 3 * 3 * 2)
+    log.clear()
+    da.grad(b.sum(), inputs=(a,), retain_graph=True)  # grad(): the leaf's tensor hooks only
+    assert log == [1, 2, 2, 1, 1]
+    log.clear()
+    b.grad = None
+    b.sum().backward(inputs=(b,))
+    assert log == [1, 2, 2]
+    assert float(b.grad) == 3.0  # (a non-leaf's .grad: before its node's pre-hooks)
+
+
+def test_accumulate_grad_hooks_observe_the_tensor_prehook() -> None:
+    a = da.tensor(1.0, requires_grad=True)
+    seen: list[tuple[str, float, int]] = []
+    b = a.copy()
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_hook(lambda gi, go: seen.append(("post", float(go[0]), len(gi))))
+    acc.register_prehook(lambda go: seen.append(("pre", float(go[0]), len(go))))
+    a.register_hook(lambda g: g * 2)
+    b.backward()
+    assert seen == [("pre", 2.0, 1), ("post", 2.0, 0)]
+
+
+def test_accumulate_grad_posthooks_do_not_run_for_a_leaf_not_asked_for() -> None:
+    def boom(*args):
+        raise AssertionError("must not run")
+
+    a = da.tensor(1.0, requires_grad=True)
+    a.register_hook(boom)
+    b = da.tensor(1.0, requires_grad=True)
+    c = a.copy()
+    c.grad_fn.next_functions[0][0].register_hook(boom)
+    (a + b + c).sum().backward(inputs=[b])
+    assert float(b.grad) == 1.0 and a.grad is None
+
+
+def test_hook_counts_when_called_with_grad() -> None:
+    a = da.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    counts = {"tensor": 0, "pre": 0, "post": 0}
+
+    def count(kind):
+        def hook(*args):
+            counts[kind] += 1
+        return hook
+
+    a.register_hook(count("tensor"))
+    b.register_hook(count("tensor"))
+    acc = b.grad_fn.next_functions[0][0]
+    acc.register_hook(count("post"))
+    acc.register_prehook(count("pre"))
+    b.grad_fn.register_hook(count("post"))
+    b.grad_fn.register_prehook(count("pre"))
+    for run, want in [
+        (lambda: da.grad(c, inputs=(b,), retain_graph=True), (1, 0, 0)),
+        (lambda: da.grad(c, inputs=(a, b), retain_graph=True), (2, 1, 1)),
+        (lambda: c.backward(retain_graph=True), (2, 2, 2)),
+        (lambda: c.backward(inputs=(a, b), retain_graph=True), (2, 2, 2)),
+    ]:
+        counts.update(tensor=0, pre=0, post=0)
+        run()
+        assert (counts["tensor"], counts["pre"], counts["post"]) == want
+
+
+def test_tensor_hooks_inplace() -> None:
+    calls: list[tuple[str, float]] = []
+
+    def fn1(g):
+        calls.append(("fn1", float(g)))  # x2 from the multiply, x2 from fn2
+        return g * 2
+
+    def fn2(g):
+        calls.append(("fn2", float(g)))
+        return g * 2
+
+    a = da.tensor([1.0], requires_grad=True)
+    b = a.copy()
+    b.register_hook(fn1)  # on the version before the write
+    b *= 2
+    b.register_hook(fn2)  # on the new version
+    b.sum().backward()
+    assert calls == [("fn2", 1.0), ("fn1", 4.0)]
+    np.testing.assert_allclose(a.grad.numpy(), [8.0])
+    calls.clear()
+    a = da.tensor([1.0], requires_grad=True)
+    b = a.copy()
+    b.register_hook(fn1)
+    b *= 2  # twice: still the hook of the first version
+    b *= 2
+    b.sum().backward()
+    assert calls == [("fn1", 4.0)]
+    np.testing.assert_allclose(a.grad.numpy(), [8.0])
+
+
+def test_tensor_hooks_inplace_over_view() -> None:
+    # A deliberate difference (docs/graph.md, "Hooks and in-place writes"): a hook registered
+    # on a view before a write into that view runs with the gradient of that earlier
+    # version, as it does for a tensor that is not a view (test_tensor_hooks_inplace, torch's
+    # too); torch's CopySlices skips it. A hook of another view of the base, registered
+    # before the write, does not run (that view was regenerated from the new base), as in
+    # torch; one registered after runs, without torch's need to read view2.grad_fn first.
+    calls: list[tuple[str, float]] = []
+
+    def log(name):
+        def hook(g):
+            calls.append((name, float(g[0])))
+        return hook
+
+    base = da.tensor([1.0], requires_grad=True).copy()
+    view = base[:]
+    view2 = base[:]
+    view.register_hook(log("view, before"))
+    view2.register_hook(log("view2, before"))
+    view *= 2
+    view2.register_hook(log("view2, after"))
+    (view + view2).sum().backward()
+    # sum(view + view2) = 4 * view_before (both read the written base): d/dview_before = 4
+    assert sorted(calls) == [("view, before", 4.0), ("view2, after", 1.0)]
+
+
+def test_retain_grad_inplace_over_view() -> None:
+    base = da.tensor([1.0], requires_grad=True).copy()
+    view = base[:]
+    view2 = base[:]
+    view.retain_grad()
+    view2.retain_grad()
+    view *= 2
+    (view + view2).sum().backward()
+    np.testing.assert_allclose(view.grad.numpy(), [1.0])
+    np.testing.assert_allclose(view2.grad.numpy(), [1.0])
+
+
+def test_retain_grad_inplace() -> None:
+    a = da.tensor([1.0], requires_grad=True).copy()
+    a.retain_grad()
+    a *= 2
+    a *= 2
+    a.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1.0])  # the latest version's gradient
+    x = da.tensor([1.0], requires_grad=True).copy()
+    x.retain_grad()
+    x_view = x[:]
+    x_view *= 2
+    x *= 2
+    x.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])
+
+
+def test_tensor_hooks_inplace_multiple_outputs() -> None:
+    class DoubleMul(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+    counts = [0, 0, 0]
+
+    def counter(k, want):
+        def hook(g):
+            counts[k] += 1
+            np.testing.assert_allclose(g.numpy(), want)
+        return hook
+
+    b = _r(3, 3)
+    out1, out2 = DoubleMul.apply(b)
+    out1.register_hook(counter(0, 2 * np.ones((3, 3))))
+    out2.register_hook(counter(1, 3 * np.ones((3, 3))))
+    out1 *= 2
+    out1.register_hook(counter(2, np.ones((3, 3))))
+    (out1 + out2 * 3).sum().backward()
+    assert counts == [1, 1, 1]
+    np.testing.assert_allclose(b.grad.numpy(), (2 * 2 * 1 + 3 * 3) * np.ones((3, 3)))

@@ -737,8 +737,10 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     edges = node.edges
     if needs is None:
         needs = _every(edges) if edges else ()
-    if not leaf and True not in needs:
-        return False  # a captured input the pass ends at: its node does not run, nor its hooks
+    if not leaf and True not in needs and capture:
+        return False  # grad(): a captured input the pass ends at: its node does not run, nor
+        # its hooks (backward(inputs=[a non-leaf]) runs it, as torch's does: its hooks see
+        # it run, and it sends nothing on)
     if hooked and node.pre_hooks and not leaf:
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
@@ -746,7 +748,11 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 grads = list(r)
     if leaf:
         if not capture and grads[0] is not None:
+            m = node.variable._meta
+            first = m is None or m.grad is None
             _accumulate(node.variable, grads[0], create_graph, False)
+            if first:  # (torch's AccumulateGrad keeps the gradient it got as the new .grad:
+                grads[0] = node.variable._meta.grad  # its post-hooks see .grad itself)
             for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
                 fn((), tuple(grads))
         return True
