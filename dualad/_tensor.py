@@ -236,11 +236,18 @@ class Tensor:
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(") if \
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
+        L = self._level
+        if L and L < _LIN():
+            from ._dispatch import live  # (here: _dispatch imports this module)
+
+            if L in live:  # torch's form: the primal, then its tangent (and the level, when
+                p = self._primal  # the primal is itself dual at a live level: nested)
+                nested = p._level and p._level < _LIN() and p._level in live
+                return (f"{repr(p)[:-1]}, tangent={self._tangent!r}"
+                        + (f", level={L}" if nested else "") + ")")
         extra = ""
         if self._data.dtype not in (np.float64, np.int64, np.bool_, np.complex128):
             extra += f", dtype={self._data.dtype}"
-        if self._level and self._level < _LIN():
-            extra += f", level={self._level}"
         if self._node is not None:
             extra += f", grad_fn=<{self._node.name()}>"
         elif self._rg:
@@ -408,13 +415,15 @@ class Tensor:
         >>> y.is_leaf, y.requires_grad
         (True, False)
         """
-        if self._level:
-            raise RuntimeError("detach_() on a dual tensor; use detach() instead")
+        if self._level and self._level >= _LIN():
+            raise RuntimeError("detach_() on a symbolic tangent; use detach() instead")
         if self._meta is not None and self._meta.base is not None:
             raise RuntimeError(
                 "Can't detach views in-place: this tensor is a view of another one, whose "
                 "history it shares. Use detach() instead, which returns a new tensor."
             )
+        if self._level:  # a dual: its tangents go too (as torch's, detach_ is forward
+            self._level, self._p, self._t = 0, None, None  # non-differentiable as well)
         self._node = None
         self._rg = False
         return self

@@ -284,6 +284,16 @@ class Function(metaclass=_FunctionMeta):
                             "its batched input tangents; compute it from the tangents with "
                             "dualad operations (they carry the batch axis)"
                         )
+                for k, (o, t) in enumerate(zip(outs, tout, strict=False)):
+                    if t is not None and (id(o) in nondiff or not isinstance(o, Tensor)
+                                          or o.dtype.kind not in "fc"):
+                        raise RuntimeError(  # (torch's check: a tangent would be dropped)
+                            f"{cls.__name__}.jvp returned a tangent at position {k}, but the "
+                            "corresponding forward output is not a differentiable Tensor ("
+                            + ("marked non-differentiable" if id(o) in nondiff else
+                               f"a Tensor of dtype {o.dtype}" if isinstance(o, Tensor) else
+                               f"a {type(o).__name__}") + "). You should return None at that "
+                            "position instead.")
                 outs = [o if (t is None or id(o) in nondiff or not isinstance(o, Tensor))
                         else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]

@@ -727,8 +727,10 @@ def test_a_complex_grad_output_for_a_real_output_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="same dtype.*complex128.*float64"):
         da.grad((2 * x).sum(), x, grad_outputs=da.tensor(1.0 + 1.0j))
     z = da.tensor([1.0 + 1.0j], requires_grad=True)
-    with pytest.raises(RuntimeError, match="same dtype"):
+    with pytest.raises(RuntimeError, match="same dtype.*astype"):
         da.grad((2 * z).sum(), z, grad_outputs=da.tensor(1.0))
+    (gz,) = da.grad((2 * z).sum(), z, grad_outputs=da.tensor(1.0 + 0j, dtype="complex64"))
+    np.testing.assert_allclose(gz.numpy(), [2.0])  # (complex of another precision: converted)
     (g,) = da.grad((2 * x).sum(), x, grad_outputs=da.tensor(1.0, dtype="float32"))
     np.testing.assert_allclose(g.numpy(), [2.0, 2.0])  # (a real dtype is converted)
 
@@ -959,3 +961,286 @@ def test_tensor_hooks_inplace_multiple_outputs() -> None:
     (out1 + out2 * 3).sum().backward()
     assert counts == [1, 1, 1]
     np.testing.assert_allclose(b.grad.numpy(), (2 * 2 * 1 + 3 * 3) * np.ones((3, 3)))
+
+
+# ---------------------------------------------------------------------------------------------
+# inference tensors in a functional op
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+def test_mix_inference_and_normal_tensor_functional_op(requires_grad) -> None:
+    s = da.tensor(np.ones((1, 2, 3)), requires_grad=requires_grad)
+    with da.inference_mode():
+        c = da.tensor(np.ones((1, 2, 3)), requires_grad=requires_grad)
+    out = c + s  # add saves nothing: an inference tensor may be its input
+    np.testing.assert_allclose(out.numpy(force=True), 2 * np.ones((1, 2, 3)))
+    assert out.requires_grad == requires_grad and not out.is_inference()
+    assert out.is_leaf == (not requires_grad)
+    assert (c * 2.0 + s).requires_grad == requires_grad  # (x * 2.0 saves only the scalar)
+    if requires_grad:
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+            c * s  # multiply saves its inputs: refused
+        with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+            dnp.sin(c)
+        out.sum().backward()
+        np.testing.assert_allclose(s.grad.numpy(), np.ones((1, 2, 3)))
+        np.testing.assert_allclose(c.grad.numpy(), np.ones((1, 2, 3)))  # (a leaf: it accumulates)
+        e = dnp.exp(s + c)  # exp saves its output, a normal tensor: allowed
+        assert e.requires_grad
+    else:
+        assert (c * s).grad_fn is None
+
+
+# ---------------------------------------------------------------------------------------------
+# forward mode
+# ---------------------------------------------------------------------------------------------
+
+
+def test_print_shows_the_tangent() -> None:
+    with da.dual_level():
+        a = da.tensor([1.0, 2.0, 3.0])
+        assert "tangent=" not in str(a)
+        b = da.make_dual(a, da.tensor([4.0, 5.0, 6.0]))
+        assert "tangent=" not in str(a)
+        assert str(b) == repr(b) == "tensor([1., 2., 3.], tangent=tensor([4., 5., 6.]))"
+        p, t = da.unpack_dual(b)
+        assert "tangent=" not in str(p) and "tangent=" not in str(t)
+        w = da.make_dual(da.tensor([1.0], requires_grad=True) * 1.0, da.tensor([2.0]))
+        assert repr(w) == "tensor([1.], grad_fn=<MultiplyBackward0>, tangent=tensor([2.]))"
+        with da.dual_level():  # nested: the inner level's tangent, and which level it is
+            c = da.make_dual(b, da.tensor([7.0, 8.0, 9.0]))
+            assert repr(c).endswith("tangent=tensor([7., 8., 9.]), level=2)") or "level=" in repr(c)
+            assert "tangent=tensor([4., 5., 6.])" in repr(c)
+    assert "tangent=" not in str(b)  # the level exited: a dual behaves as its primal
+
+
+def test_basic_packing_unpacking() -> None:
+    foo, bar = da.tensor([1.0, 2.0]), da.tensor([3.0, 4.0])
+    with da.dual_level():
+        baz = da.make_dual(foo, bar)
+        p, t = da.unpack_dual(baz)
+        np.testing.assert_array_equal(p.numpy(), foo.numpy())
+        assert t is bar  # the tangent given, as it is
+        fp, ft = da.unpack_dual(foo)  # packing did not change the input
+        assert ft is None and fp is foo or np.array_equal(fp.numpy(), foo.numpy())
+    p, t = da.unpack_dual(baz)
+    assert t is None
+
+
+def test_advanced_packing_unpacking() -> None:
+    foo, bar = da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0])
+    with da.dual_level():
+        dual = da.make_dual(foo, bar)
+        assert np.shares_memory(dual.detach().numpy(), foo.numpy())  # memory and version
+        assert foo._version == dual._version
+        foo += 1
+        assert foo._version == dual._version
+        p, t = da.unpack_dual(dual)  # unpacking aliases too
+        assert np.shares_memory(p.numpy(), foo.numpy()) and t is bar
+        assert foo._version == p._version
+        foo += 1
+        assert foo._version == p._version
+        bar += 1
+        assert bar._version == t._version
+
+    foo.requires_grad_()  # reverse mode through packing and unpacking
+    bar.requires_grad_()
+    with da.dual_level():
+        dual = da.make_dual(foo, bar)
+        p, t = da.unpack_dual(dual)
+        gfoo, gbar = da.grad(p.sum(), (foo, bar), retain_graph=True, allow_unused=True)
+        np.testing.assert_allclose(gfoo.numpy(), [1.0, 1.0])
+        assert gbar is None
+        gfoo, gbar = da.grad(t.sum(), (foo, bar), retain_graph=True, allow_unused=True)
+        assert gfoo is None
+        np.testing.assert_allclose(gbar.numpy(), [1.0, 1.0])
+
+        out = dual.detach() * 2  # detach drops the tangent
+        p, t = da.unpack_dual(out)
+        assert not p.requires_grad and t is None
+        np.testing.assert_allclose(p.numpy(), 2 * foo.numpy(force=True))
+
+        with da.no_grad():  # no_grad keeps the tangent (it is not reverse mode)
+            out = dual * 3
+        p, t = da.unpack_dual(out)
+        assert not p.requires_grad and not t.requires_grad
+        np.testing.assert_allclose(t.numpy(), 3 * bar.numpy(force=True))
+
+        d = dual.copy()
+        assert d.detach_() is d  # detach_ in place drops the tangent too
+        p, t = da.unpack_dual(d * 2)
+        assert not p.requires_grad and t is None and not d.requires_grad
+        np.testing.assert_allclose(p.numpy(), 2 * foo.numpy(force=True))
+
+
+def test_view_inplace_non_differentiable_views() -> None:
+    original_foo = np.array([0.25, 0.5])
+    foo, bar = da.tensor(original_foo.copy()), da.tensor([1.0, 1.0])
+    with da.dual_level():
+        dual = da.make_dual(foo, bar)
+        dual *= 2
+        assert da.unpack_dual(foo).tangent is None  # the primal given stays a plain tensor,
+        np.testing.assert_allclose(foo.numpy(), original_foo * 2)  # written in place
+        np.testing.assert_allclose(da.unpack_dual(dual).tangent.numpy(), [2.0, 2.0])
+        # A deliberate difference (docs/graph.md): the tangent given is not written into
+        # (a tangent array may be shared by other results); torch's bar becomes [2, 2]
+        np.testing.assert_allclose(bar.numpy(), [1.0, 1.0])
+        p, t = da.unpack_dual(dual)
+        assert da.unpack_dual(p).tangent is None and da.unpack_dual(t).tangent is None
+        p *= 2  # the primal alone: the dual's tangent stays
+        np.testing.assert_allclose(da.unpack_dual(dual).primal.numpy(), original_foo * 4)
+        np.testing.assert_allclose(da.unpack_dual(dual).tangent.numpy(), [2.0, 2.0])
+        t *= 2  # the tangent alone: the dual's primal stays
+        np.testing.assert_allclose(da.unpack_dual(dual).primal.numpy(), original_foo * 4)
+        np.testing.assert_allclose(da.unpack_dual(dual).tangent.numpy(), [4.0, 4.0])
+
+
+def test_view_inplace_differentiable_views() -> None:
+    foo, bar = da.tensor([0.25, 0.5]), da.tensor([1.0, 1.0])
+    with da.dual_level():
+        dual = da.make_dual(foo, bar)
+        view = dual[0:1]
+        view *= 2  # a differentiable view: the base's tangent follows
+        assert da.unpack_dual(foo).tangent is None
+        np.testing.assert_allclose(da.unpack_dual(dual).tangent.numpy(), [2.0, 1.0])
+        np.testing.assert_allclose(da.unpack_dual(view).tangent.numpy(), [2.0])
+        baz = da.tensor([0.1, 0.2])
+        baz += dual  # a plain tensor written with a dual becomes dual
+        np.testing.assert_allclose(da.unpack_dual(baz).tangent.numpy(), [2.0, 1.0])
+        baz = da.tensor([0.1, 0.2])
+        baz[0] = dual[0]
+        np.testing.assert_allclose(da.unpack_dual(baz).tangent.numpy(), [2.0, 0.0])
+        baz = da.tensor([0.1, 0.2])
+        v = baz.detach()  # a forward-non-differentiable view: no tangent reaches the base
+        v += dual
+        assert da.unpack_dual(baz).tangent is None
+        np.testing.assert_allclose(baz.numpy(), [0.1 + 0.5, 0.2 + 0.5])
+
+
+def test_set_fw_grad_having_own_fw_grad_at_same_level() -> None:
+    foo, bar, baz = da.tensor([1.0, 2.0]), da.tensor([3.0, 4.0]), da.tensor([5.0, 6.0])
+    with da.dual_level():
+        dual = da.make_dual(foo, bar)
+        with pytest.raises(RuntimeError, match="itself has a forward gradient at the same level"):
+            da.make_dual(baz, dual)
+        with pytest.raises(ValueError):  # (the class dualad raised before, too)
+            da.make_dual(baz, dual)
+        ok = da.make_dual(baz, da.unpack_dual(dual).primal)  # its value: allowed
+        np.testing.assert_allclose(da.unpack_dual(ok).tangent.numpy(), [1.0, 2.0])
+
+
+def test_out_variant_is_differentiable() -> None:
+    # A deliberate difference (docs/graph.md, docs/inplace.md): torch's out= functions refuse
+    # autodiff (RuntimeError "out="); NumPy code writes out= often, and dualad's out= is an
+    # in-place write like any other, its tangent and gradient those of the same program
+    # written without out=.
+    rng = np.random.default_rng(3)
+    a0, t0, b0 = rng.normal(size=2), rng.normal(size=2), rng.normal(size=2)
+    with da.dual_level():
+        foo = da.make_dual(da.tensor(a0), da.tensor(t0))
+        bar = da.tensor(b0)
+        dnp.add(bar, bar, out=foo)  # foo's new value: 2 bar, a constant
+        np.testing.assert_allclose(foo.numpy(force=True), 2 * b0)
+        np.testing.assert_allclose(da.unpack_dual(foo).tangent.numpy(), [0.0, 0.0])
+        foo = da.make_dual(da.tensor(a0), da.tensor(t0))
+        dnp.add(foo, bar, out=bar)  # bar's new value: foo + bar, with foo's tangent
+        np.testing.assert_allclose(bar.numpy(force=True), a0 + b0)
+        np.testing.assert_allclose(da.unpack_dual(bar).tangent.numpy(), t0)
+    a = da.tensor(a0, requires_grad=True)
+    b = da.tensor(b0, requires_grad=True)
+    x = dnp.zeros(2)
+    dnp.multiply(a, b, out=x)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a0 * b0 * b0)
+    np.testing.assert_allclose(b.grad.numpy(), 2 * a0 * a0 * b0)
+
+
+class _InplaceFn(da.Function):
+    @staticmethod
+    def forward(ctx, foo):
+        ctx.mark_dirty(foo)
+        foo *= 2
+        return foo
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_custom_function_forward_mode_inplace_checks() -> None:
+    class InPlaceJvp(_InplaceFn):
+        @staticmethod
+        def jvp(ctx, g):
+            g *= 2  # torch's required form: the tangent modified in place, returned
+            return g
+
+    class NewJvp(_InplaceFn):
+        @staticmethod
+        def jvp(ctx, g):
+            return g * 2  # a new tensor: torch raises ("must modify ... inplace"); dualad
+            # takes the returned tangent (a deliberate difference: docs/graph.md)
+
+    for fn in (InPlaceJvp, NewJvp):
+        t = da.tensor([3.0, 3.0])
+        with da.dual_level():
+            foo = da.make_dual(da.tensor([1.0, 1.0]), t)
+            r = fn.apply(foo)
+            assert r is foo
+            p, tan = da.unpack_dual(r)
+            np.testing.assert_allclose(p.numpy(), [2.0, 2.0])
+            np.testing.assert_allclose(tan.numpy(), [6.0, 6.0])
+        np.testing.assert_allclose(t.numpy(), [3.0, 3.0])  # (the tangent given: untouched)
+
+
+def test_custom_function_forward_mode_non_differentiable() -> None:
+    x, xt, y = da.tensor(2.0), da.tensor(1.0), da.tensor(3.0)
+
+    class Marked(da.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            out = y.copy()
+            ctx.mark_non_differentiable(out)
+            return x.copy(), out
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t, None
+
+    with da.dual_level():
+        out1, out2 = Marked.apply(da.make_dual(x, xt), y)
+        assert float(da.unpack_dual(out1).tangent) == 1.0
+        assert da.unpack_dual(out2).tangent is None
+
+    seen = []
+
+    class IntOut(da.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x.copy(), y.copy()
+
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            seen.append(y_t)
+            return x_t, None
+
+    with da.dual_level():
+        _, out2 = IntOut.apply(da.make_dual(x, xt), da.tensor(3))
+        assert da.unpack_dual(out2).tangent is None and seen == [None]
+
+    class Wrong(Marked):
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t, x_t.copy()
+
+    with da.dual_level(), pytest.raises(RuntimeError,
+                                        match="You should return None at that position"):
+        Wrong.apply(da.make_dual(x, xt), y)
+
+    class WrongInt(IntOut):
+        @staticmethod
+        def jvp(ctx, x_t, y_t):
+            return x_t, x_t.copy()
+
+    with da.dual_level(), pytest.raises(RuntimeError, match="position 1.*int64"):
+        WrongInt.apply(da.make_dual(x, xt), da.tensor(3))

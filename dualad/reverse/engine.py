@@ -88,13 +88,13 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                 f"has a shape of {o.shape}" + (" (plus a leading batch axis)" if batched else "")
             )
         if g.dtype != o.dtype:
-            if g.dtype.kind == "c" or o.dtype.kind == "c":  # (torch's check: a real part
-                raise RuntimeError(  # taken or a zero imaginary part made is likely a slip)
+            if (g.dtype.kind == "c") != (o.dtype.kind == "c"):  # (torch's check: a real
+                raise RuntimeError(  # part taken, or a real one made complex, hides a slip)
                     "For complex Tensors, both grad_output and output are required to have "
                     f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
                     f"{g.dtype} and output[{i}] has a dtype of {o.dtype}; convert it: "
-                    f"grad_output.astype({str(o.dtype)!r})" + (
-                        " (or pass its real part)" if o.dtype.kind != "c" else ""))
+                    + (f"grad_output.real.astype({str(o.dtype)!r}) if you mean its real part"
+                       if o.dtype.kind != "c" else f"grad_output.astype({str(o.dtype)!r})"))
             g = g.astype(o.dtype)
         cts.append(_with_nb(g, 1) if batched else g)
     return cts

@@ -868,9 +868,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 # (a flat dual holds its primal's graph fields: see _set_node)
                 inner = a if not a._level or a._p is None and a._level < D.LIN else \
                     D.innermost(a)
-                if inner._meta is not None:
-                    _savable(inner)
-                node_in = inner._node
+                node_in = inner._node  # (an inference tensor may be an input: it is
+                # refused where it is saved, below, as torch refuses it)
                 e = (node_in, inner._out_nr) if node_in is not None else edge_of(inner)
                 edges.append(e)
                 lf = e[0].leaf
@@ -962,7 +961,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         (a,) = args
         if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
             return D.hooks["record"](prim, args, out, {})
-        if a._meta is not None:
+        if save_in and a._meta is not None:  # (an inference tensor cannot be saved)
             _savable(a)
         d = a._data
         y = out._data
@@ -1127,8 +1126,6 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     value in them) — or ``t`` itself, ``f(x, x)``: one edge, twice. Its lane takes ``t``'s
     step (``prim.steps``; for both inputs, ``prim.pair``) when ``t`` has the output's float
     dtype."""
-    if t._meta is not None:
-        _savable(t)
     d = t._data
     y = out._data
     od = y.dtype
@@ -1182,6 +1179,8 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
             read = _READ
     vcs: Any = ()
     if p0 is not None or p1 is not None:
+        if t._meta is not None:  # (an inference tensor cannot be saved)
+            _savable(t)
         vc = t._vc
         if vc is None:
             vc = t._vc = [0]
@@ -1230,9 +1229,7 @@ def _saved_as(lane: bool, t0: Any, t1: Any, ys: Any, out: Tensor) -> Any:
 
 
 def _edge_in(a: Tensor) -> tuple[Any, int]:
-    """The edge to a plain input that requires grad (``edge_of``, checking inference)."""
-    if a._meta is not None:
-        _savable(a)
+    """The edge to a plain input that requires grad (``edge_of``)."""
     n = a._node
     return (n, a._out_nr) if n is not None else edge_of(a)
 
