@@ -1631,8 +1631,11 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     for s, ax in zip(np.atleast_1d(shifts), axes, strict=True):
         ax = _norm_axis(int(ax), a.ndim)
         n = a.shape[ax]
-        if n:
-            a = take(a, (np.arange(n) - int(s)) % n, axis=ax)
+        k = int(s) % n if n else 0
+        if k:  # two slices, joined: no index array to keep (a gather's, which torch's roll
+            lo = (slice(None),) * ax  # does not save either: backward may run again)
+            a = concatenate((a[lo + (slice(n - k, None),)], a[lo + (slice(0, n - k),)]),
+                            axis=ax)
     return a
 
 

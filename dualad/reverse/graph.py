@@ -743,11 +743,13 @@ _NOTHING: dict[Any, Any] = _Nothing()
 
 
 class _Read(_Nothing):
-    """``Node.saved`` of a node that saved no tensor but whose rule reads a constant kept
-    with the node: a Python scalar coefficient (``x * 2.0``) or an index array
-    (``x[[0, 2]]``). Empty but true, so that backward releases it (the node then raises on
-    a second pass, as torch's does: torch saves that scalar or those indices and frees
-    them). A node whose rule reads nothing (``x + 1.0``, ``x[1:]``) keeps ``_NOTHING``."""
+    """``Node.saved`` of a node that saved no tensor but whose rule reads the index arrays
+    the user indexed with (``x[[0, 2]]``, ``c[[1, 2]] = v``): empty but true, so that
+    backward releases it and a second pass raises, as torch's does (torch saves those
+    indices and frees them). A node whose rule reads nothing (``x[1:]``) keeps
+    ``_NOTHING``; so do dualad's own composites that gather with index arrays
+    (``diagonal``, ``diag``: torch's save nothing) and a node that reads only a Python
+    scalar (``x * 2.0``: a coefficient of the rule, as in ``mean``)."""
 
     def __bool__(self) -> bool:
         return True
@@ -919,17 +921,16 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 a = args[r]
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:
-                        node.saved = _READ  # a Python scalar: kept in consts already
-                        continue
+                        continue  # a Python scalar: kept in consts already
                     a = _make(a if a.__class__ is _ndarray else _as_array(a))
                 elif a._meta is not None:
                     _savable(a)
                 saved[r] = a if plain and not a._version else SavedValue(a)
-        if saved:  # (else only scalars were read: _READ, or nothing, as for add)
+        if saved:  # (else only scalars were read: nothing to release, as for add)
             node.saved = saved
-    if params and node.saved is _NOTHING:
+    if params and node.saved is _NOTHING and prim.name == "setitem":
         idx = params.get("idx")
-        if idx is not None and not getattr(idx, "basic", True):  # (index arrays)
+        if idx is not None and not idx.basic:  # (a write at index arrays: c[[1, 2]] = v)
             node.saved = _READ
     if prim.multi:
         for k, o in enumerate(out):
@@ -1166,7 +1167,6 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     out._rg, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None and not t._level  # (see _unary)
     p0 = p1 = ys = None  # (the arrays the formulas read: the lane's, None where unread)
-    read = _NOTHING  # (_READ if the formula reads the scalar)
     for r in reads:
         if r.__class__ is not int:  # "out"
             ys = y
@@ -1175,8 +1175,6 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
                 p1 = d
             else:
                 p0 = d
-        else:
-            read = _READ
     vcs: Any = ()
     if p0 is not None or p1 is not None:
         if t._meta is not None:  # (an inference tensor cannot be saved)
@@ -1193,7 +1191,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
         if lane and ys is not None:  # (the output's counter last: see Node.saved)
             vcs += (out._vc,)
     else:
-        node.saved = read
+        node.saved = _NOTHING
     if not lane:
         node.lane = None
         return None
@@ -1281,7 +1279,15 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
         t = p
 
 
+def _keeps_index(node: Node) -> None:
+    """A node of ``x[key]`` written by the user: with index arrays in ``key``, release them
+    after backward (``_Read``)."""
+    if node.saved is _NOTHING and node.prim.name == "getitem" and not node.params["idx"].basic:
+        node.saved = _READ
+
+
 D.hooks["record"] = record
+D.hooks["keeps_index"] = _keeps_index
 D.hooks["record_plain"] = record  # (what anomaly mode puts back)
 D.hooks["record_traced"] = record_traced
 D.hooks["edge_of"] = edge_of
