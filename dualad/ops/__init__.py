@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
 from .._dispatch import apply
 from .._tensor import Tensor
 from . import elementwise as E
@@ -74,14 +73,7 @@ Tensor.__abs__ = _unary(_P["abs"])  # type: ignore[method-assign]
 Tensor.__invert__ = lambda self: apply(_P["logical_not"], self)  # type: ignore[method-assign]
 Tensor.__matmul__ = lambda self, o: F.matmul(self, o)  # type: ignore[method-assign]
 Tensor.__rmatmul__ = lambda self, o: F.matmul(o, self)  # type: ignore[method-assign]
-def _index(self: Tensor, key: Any) -> Any:
-    y = F.getitem(self, key)
-    if y._node is not None:  # the user's index arrays: released after backward, as torch
-        D.hooks["keeps_index"](y._node)  # frees the indices it saves (reverse.graph._Read)
-    return y
-
-
-Tensor.__getitem__ = _index  # type: ignore[method-assign]
+Tensor.__getitem__ = lambda self, key: F.getitem(self, key, True)  # type: ignore[method-assign]
 Tensor.__mod__ = lambda self, o: apply(_P["remainder"], self, o)  # type: ignore[method-assign]
 
 

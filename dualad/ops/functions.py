@@ -1255,7 +1255,7 @@ def atleast_3d(*arys: Any) -> Any:
     return _atleast(arys, f)
 
 
-def getitem(a: Any, key: Any) -> Any:
+def getitem(a: Any, key: Any, _user: bool = False) -> Any:
     """``a[key]`` with basic, advanced and boolean indices.
 
     Examples
@@ -1270,7 +1270,10 @@ def getitem(a: Any, key: Any) -> Any:
     idx = L.Index(key, a.ndim)
     if a.dtype.kind not in "fc":
         return _make(_as_array(a._data[idx.key]))
-    return apply(L.getitem, a, idx=idx)
+    y = apply(L.getitem, a, idx=idx)
+    if _user and not idx.basic and y._node is not None:  # (Tensor.__getitem__'s: the
+        D.hooks["keeps_index"](y._node)  # user's index arrays, released after backward as
+    return y  # torch frees the indices it saves: reverse.graph._Read)
 
 
 def _no_out(name: str, out: Any) -> None:
