@@ -243,11 +243,18 @@ class Tensor:
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(") if \
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
+        L = self._level
+        if L and L < _LIN():
+            from ._dispatch import live  # (here: _dispatch imports this module)
+
+            if L in live:  # torch's form: the primal, then its tangent (and the level, when
+                p = self._primal  # the primal is itself dual at a live level: nested)
+                nested = p._level and p._level < _LIN() and p._level in live
+                return (f"{repr(p)[:-1]}, tangent={self._tangent!r}"
+                        + (f", level={L}" if nested else "") + ")")
         extra = ""
         if self._data.dtype not in (np.float64, np.int64, np.bool_, np.complex128):
             extra += f", dtype={self._data.dtype}"
-        if self._level and self._level < _LIN():
-            extra += f", level={self._level}"
         if self._node is not None:
             extra += f", grad_fn=<{self._node.name()}>"
         elif self._rg:
@@ -262,6 +269,10 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("can't delete requires_grad; set it instead: t.requires_grad_(False)")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` on a leaf in place; returns ``self``.
@@ -307,6 +318,11 @@ class Tensor:
     @property
     def grad_fn(self) -> Any:
         return self._node
+
+    @grad_fn.deleter
+    def grad_fn(self) -> None:
+        raise RuntimeError("can't delete grad_fn; to cut this tensor from its history, use "
+                           "t.detach() (a new tensor) or t.detach_()")
 
     @property
     def grad(self) -> Tensor | None:
@@ -381,6 +397,10 @@ class Tensor:
         """A detached tensor sharing this one's array (torch's ``.data``)."""
         return self.detach()
 
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
+
     def detach(self) -> Tensor:
         """A new tensor sharing the data, with no grad_fn, no grad, and no tangent.
 
@@ -407,13 +427,15 @@ class Tensor:
         >>> y.is_leaf, y.requires_grad
         (True, False)
         """
-        if self._level:
-            raise RuntimeError("detach_() on a dual tensor; use detach() instead")
+        if self._level and self._level >= _LIN():
+            raise RuntimeError("detach_() on a symbolic tangent; use detach() instead")
         if self._meta is not None and self._meta.base is not None:
             raise RuntimeError(
                 "Can't detach views in-place: this tensor is a view of another one, whose "
                 "history it shares. Use detach() instead, which returns a new tensor."
             )
+        if self._level:  # a dual: its tangents go too (as torch's, detach_ is forward
+            self._level, self._p, self._t = 0, None, None  # non-differentiable as well)
         self._node = None
         self._rg = False
         return self
@@ -510,6 +532,12 @@ def _check_undifferentiated(t: Tensor, what: str) -> None:
             "a rule must apply dualad operations to tangents, not NumPy"
         )
     why = _tracked(t)
+    if why == "requires grad" and not _gm.state.grad:
+        # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
+        # tangent is still dropped: that still raises)
+        from ._dispatch import live
+
+        why = f"carries a tangent at live level {t._level}" if t._level in live else None
     if why is not None:
         raise RuntimeError(
             f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "

@@ -179,9 +179,11 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
         t = t.astype(x.dtype)
     x._version_counter()  # (the dual and its primal: one memory, one version counter)
     if t._level >= L:
-        raise ValueError(
-            f"make_dual: the tangent is itself dual at level {t._level} >= {L}; a tangent may "
-            "only carry tangents of outer (lower) levels"
+        raise _SameLevel(
+            "make_dual: Setting a forward grad that itself has a forward gradient at the same "
+            f"level is not supported: the tangent is itself dual at level {t._level} >= {L}; "
+            "a tangent may only carry tangents of outer (lower) levels (pass "
+            "unpack_dual(tangent).primal for its value)"
         )
     if batched:
         others = D.batched - {L}
@@ -197,6 +199,11 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
             "make_dual: this level carries batched tangents; pass batched=True here too"
         )
     return _insert(x, L, t)
+
+
+class _SameLevel(RuntimeError, ValueError):
+    """``make_dual`` of a tangent that is dual at the level made: torch's RuntimeError (and
+    a ValueError, as dualad raised it before)."""
 
 
 def _insert(x: Tensor, L: int, t: Tensor) -> Tensor:

@@ -97,11 +97,18 @@ class FunctionCtx:
         if self._saved is None:  # in forward: what was saved, for backward or for forward
             return tuple(self.to_save) or tuple(self.saved_for_forward)
         node = self._node
-        if node is not None and node.saved is None:
+        if node.saved is None:
             node._unpack()  # raises torch's "backward through the graph a second time"
         return tuple(None if s is None else (s if not isinstance(s, SavedValue)
                                              else s.get(node, "saved tensor"))
-                     for s in self._saved)
+                     for s in node.saved.get("tensors", ()))
+
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        """Deprecated: ``saved_tensors``."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'",
+                      DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
 
 class _FunctionMeta(type):
@@ -180,6 +187,12 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn(
+            f"{type(self)} should not be instantiated. Methods on autograd functions are all "
+            f"static, so you should invoke them on the class itself: "
+            f"{type(self).__name__}.apply(...)", DeprecationWarning, stacklevel=2)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
             "Legacy autograd function with non-static forward method is deprecated and not "
@@ -245,9 +258,11 @@ class Function(metaclass=_FunctionMeta):
         # arrays become Tensors; None and other objects come back as they are
         outs = [o if isinstance(o, Tensor) or not hasattr(o, "dtype") else _make(_as_array(o))
                 for o in ((out,) if single else out)]
+        marked = {id(t) for t in ctx.non_differentiable}
+        nd = [id(o) in marked for o in outs]  # (by position: an input returned is replaced)
         dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
-        nondiff = {id(t) for t in ctx.non_differentiable}
+        nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
         # forward mode: the user's jvp at the top live level (or its transposed backward,
         # after recording: see _forward_by_backward)
         late = False
@@ -292,6 +307,16 @@ class Function(metaclass=_FunctionMeta):
                             "its batched input tangents; compute it from the tangents with "
                             "dualad operations (they carry the batch axis)"
                         )
+                for k, (o, t) in enumerate(zip(outs, tout, strict=False)):
+                    if t is not None and (id(o) in nondiff or not isinstance(o, Tensor)
+                                          or o.dtype.kind not in "fc"):
+                        raise RuntimeError(  # (torch's check: a tangent would be dropped)
+                            f"{cls.__name__}.jvp returned a tangent at position {k}, but the "
+                            "corresponding forward output is not a differentiable Tensor ("
+                            + ("marked non-differentiable" if id(o) in nondiff else
+                               f"a Tensor of dtype {o.dtype}" if isinstance(o, Tensor) else
+                               f"a {type(o).__name__}") + "). You should return None at that "
+                            "position instead.")
                 outs = [o if (t is None or id(o) in nondiff or not isinstance(o, Tensor))
                         else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
@@ -378,13 +403,19 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
             saved.append(_LateOutput(k) if late else SavedValue(outs[k], True, k))
         else:
             saved.append(SavedValue(t))
-    ctx._saved, ctx._node = saved, node
-    node.saved = {"ctx": ctx}  # released after backward like any saved values
+    # The node keeps its ctx for as long as it lives (torch's grad_fn of a Function is its
+    # ctx: what forward stored on it stays readable); the saved tensors are released after
+    # backward like any saved values, and only a node that saved some raises on a second
+    # pass (a Function that saved nothing can run backward again, as in torch).
+    ctx._saved, ctx._node = (), node  # (recorded: saved_tensors reads the node's)
+    # what forward saw, and the places of the intermediates among the saved tensors
+    # (neither an input nor an output): see _attributes_at
+    node.params = {"ctx": ctx, "plain": tuple(plain)}
     inter = tuple(i for i, t in enumerate(to_save) if isinstance(t, Tensor) and
                   id(t) not in back and id(t) not in out_ids and t.dtype.kind in "fc")
     if inter:
-        node.saved["intermediate"] = inter  # their places in ctx._saved (see _attributes_at)
-    node.saved["plain"] = tuple(plain)  # (what forward saw: see _attributes_at)
+        node.params["intermediate"] = inter
+    node.saved = {"tensors": saved} if saved else {}
     if cls._has("backward"):
         node.custom = functools.partial(_custom_vjp, cls, node)
     else:
@@ -395,9 +426,7 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
 
 
 def _ctx(node: Node) -> FunctionCtx:
-    if node.saved is None:
-        node._unpack()  # raises the "second time" error
-    return node.saved["ctx"]
+    return node.params["ctx"]
 
 
 def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> list[Any]:
@@ -499,9 +528,10 @@ def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: lis
         return [y if t is None else D.dual(top, y, t) for y, t in zip(ys, touts, strict=True)]
 
     res = at(live)
-    if ctx._saved is not None:  # recorded: the outputs it saved, with their tangents
-        ctx._saved = [SavedValue(res[s.k], True, s.k) if isinstance(s, _LateOutput) else s
-                      for s in ctx._saved]
+    node = ctx._node
+    if node is not None and node.saved:  # recorded: the outputs it saved, with their tangents
+        node.saved["tensors"] = [SavedValue(res[s.k], True, s.k) if isinstance(s, _LateOutput)
+                                 else s for s in node.saved["tensors"]]
     return res
 
 
@@ -648,14 +678,14 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
     fwd = any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
               for a in node.consts)
     name = cls.__name__
-    inter = node.saved.get("intermediate", ())
+    inter = node.params.get("intermediate", ())
     if fwd and inter:
         raise RuntimeError(_unknown_derivative(name, _saved_where(inter[0]),
                                                "forward-over-reverse"))
     # (gm.state.grad is off in a backward without create_graph: nothing more to do)
     tracked = [a for a in node.consts if isinstance(a, Tensor) and a._rg] \
         if gm.state.grad and not fwd else []
-    pos = {id(p): i for i, p in enumerate(node.saved.get("plain", ())) if isinstance(p, Tensor)}
+    pos = {id(p): i for i, p in enumerate(node.params.get("plain", ())) if isinstance(p, Tensor)}
     nondiff = {id(t) for t in ctx.non_differentiable} if tracked else set()
 
     def value(x: Any, k: str) -> Any:
@@ -684,9 +714,9 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
             subst[k] = (v, new)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
-    saved = lazy = ctx._saved
+    saved = lazy = node.saved.get("tensors") if node.saved else None
     if tracked and inter and saved is not None:  # wrapped when ctx.saved_tensors is read
-        ctx._saved = lazy = [
+        node.saved["tensors"] = lazy = [
             _SavedUnknown(s, _unknown_derivative(name, _saved_where(i), "reverse-over-reverse"),
                           tracked) if i in inter and isinstance(s, SavedValue) else s
             for i, s in enumerate(saved)]
@@ -696,13 +726,14 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
         for k, (old, new) in subst.items():
             if vars(ctx).get(k) is new:  # (unless backward set it anew)
                 setattr(ctx, k, old)
-        if lazy is not saved and ctx._saved is lazy:
-            ctx._saved = saved
+        if lazy is not saved and node.saved and node.saved.get("tensors") is lazy:
+            node.saved["tensors"] = saved
 
 
 class _SavedUnknown(SavedValue):
-    """An intermediate in ``ctx._saved`` while a recorded backward runs: unpacked as the
-    saved value, then given a grad_fn that raises ``msg`` (see ``_attributes_at``)."""
+    """An intermediate among the node's saved tensors while a recorded backward runs:
+    unpacked as the saved value, then given a grad_fn that raises ``msg`` (see
+    ``_attributes_at``)."""
 
     __slots__ = ("inner", "msg", "tracked")
 

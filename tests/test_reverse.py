@@ -709,7 +709,8 @@ def test_factories_in_inference_mode_make_inference_tensors():
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
         dnp.sin(made[-1])  # (_unary)
     with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
-        made[-1] * da.tensor([2.0])
+        made[-1] * da.tensor([2.0], requires_grad=True)  # (saved for the other's gradient)
+    assert (made[-1] * da.tensor([2.0])).requires_grad  # only the constant is saved: as torch
 
 
 @pytest.mark.fastpath("hot", "fast")

@@ -73,7 +73,7 @@ Tensor.__abs__ = _unary(_P["abs"])  # type: ignore[method-assign]
 Tensor.__invert__ = lambda self: apply(_P["invert"], self)  # type: ignore[method-assign]
 Tensor.__matmul__ = lambda self, o: F.matmul(self, o)  # type: ignore[method-assign]
 Tensor.__rmatmul__ = lambda self, o: F.matmul(o, self)  # type: ignore[method-assign]
-Tensor.__getitem__ = lambda self, key: F.getitem(self, key)  # type: ignore[method-assign]
+Tensor.__getitem__ = lambda self, key: F.getitem(self, key, True)  # type: ignore[method-assign]
 Tensor.__mod__ = lambda self, o: apply(_P["remainder"], self, o)  # type: ignore[method-assign]
 
 

@@ -1363,7 +1363,7 @@ def atleast_3d(*arys: Any) -> Any:
     return _atleast(arys, f)
 
 
-def getitem(a: Any, key: Any) -> Any:
+def getitem(a: Any, key: Any, _user: bool = False) -> Any:
     """``a[key]`` with basic, advanced and boolean indices.
 
     Examples
@@ -1378,7 +1378,10 @@ def getitem(a: Any, key: Any) -> Any:
     idx = L.Index(key, a.ndim)
     if a.dtype.kind not in "fc":
         return _make(_as_array(a._data[idx.key]))
-    return apply(L.getitem, a, idx=idx)
+    y = apply(L.getitem, a, idx=idx)
+    if _user and not idx.basic and y._node is not None:  # (Tensor.__getitem__'s: the
+        D.hooks["keeps_index"](y._node)  # user's index arrays, released after backward as
+    return y  # torch frees the indices it saves: reverse.graph._Read)
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -1739,8 +1742,11 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     for s, ax in zip(np.atleast_1d(shifts), axes, strict=True):
         ax = _norm_axis(int(ax), a.ndim)
         n = a.shape[ax]
-        if n:
-            a = take(a, (np.arange(n) - int(s)) % n, axis=ax)
+        k = int(s) % n if n else 0
+        if k:  # two slices, joined: no index array to keep (a gather's, which torch's roll
+            lo = (slice(None),) * ax  # does not save either: backward may run again)
+            a = concatenate((a[lo + (slice(n - k, None),)], a[lo + (slice(0, n - k),)]),
+                            axis=ax)
     return a
 
 

@@ -25,6 +25,7 @@ from ..forward_ad import _unpack, _with_nb
 from .graph import (
     _EVERY2,
     _ONE,
+    _READ,
     AccumulateGrad,
     Given,
     Negated,
@@ -85,8 +86,6 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
     cts = []
     for i, (o, g) in enumerate(zip(outputs, grads, strict=True)):
         if o.__class__ is EDGE:  # a GradientEdge: the value of that output, by its aval
-            if g is None:
-                raise RuntimeError(f"output {i} is a GradientEdge: pass its grad_output")
             n, nr = o
             o = n.variable if n.__class__ is AccumulateGrad else \
                 _make(np.empty(*n.out_avals[nr])) if n.out_avals[nr] is not None else None
@@ -119,8 +118,14 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                 f"has a shape of {o.shape}" + (" (plus a leading batch axis)" if batched else "")
             )
         if g.dtype != o.dtype:
-            g = g.astype(o.dtype) if not (g.dtype.kind == "c" and o.dtype.kind != "c") else \
-                g.real.astype(o.dtype)
+            if (g.dtype.kind == "c") != (o.dtype.kind == "c"):  # (torch's check: a real
+                raise RuntimeError(  # part taken, or a real one made complex, hides a slip)
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{g.dtype} and output[{i}] has a dtype of {o.dtype}; convert it: "
+                    + (f"grad_output.real.astype({str(o.dtype)!r}) if you mean its real part"
+                       if o.dtype.kind != "c" else f"grad_output.astype({str(o.dtype)!r})"))
+            g = g.astype(o.dtype)
         cts.append(_with_nb(g, 1) if batched else g)
     return cts
 
@@ -178,7 +183,8 @@ def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
         if ok is None:
             prim = m.prim if m.__class__ is Node else None
             ok = memo[m] = m in own or (
-                prim is not None and not m.hooked and m.saved is not None and not m.saved
+                prim is not None and not m.hooked and (m.saved is _READ or m.saved is not None
+                                                         and not m.saved)
                 and m.custom is None and m.nbs is None and not prim.multi
                 and all(e is None or i in prim.linear for i, e in enumerate(m.edges))
                 and _feeds_tangents(m, own, memo))
@@ -781,8 +787,10 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
     edges = node.edges
     if needs is None:
         needs = _every(edges) if edges else ()
-    if not leaf and True not in needs:
-        return False  # a captured input the pass ends at: its node does not run, nor its hooks
+    if not leaf and True not in needs and capture:
+        return False  # grad(): a captured input the pass ends at: its node does not run, nor
+        # its hooks (backward(inputs=[a non-leaf]) runs it, as torch's does: its hooks see
+        # it run, and it sends nothing on)
     if hooked and node.pre_hooks and not leaf:
         for fn in list(node.pre_hooks.values()):
             r = fn(tuple(grads))
@@ -790,7 +798,11 @@ def _run_node(node: Any, grads: list[Any], needs: list[bool] | None, captures: d
                 grads = list(r)
     if leaf:
         if not capture and grads[0] is not None:
+            m = node.variable._meta
+            first = m is None or m.grad is None
             _accumulate(node.variable, grads[0], create_graph, False)
+            if first:  # (torch's AccumulateGrad keeps the gradient it got as the new .grad:
+                grads[0] = node.variable._meta.grad  # its post-hooks see .grad itself)
             for fn in list(node.hooks.values()):  # (its post-hooks: no grad_inputs)
                 fn((), tuple(grads))
         return True
@@ -912,6 +924,15 @@ def backward(
     if inputs is not None and not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     cts = _root_cts(outs, grad_tensors, False)
+    if create_graph and (inputs is None or any(
+            t[0].__class__ is AccumulateGrad if t.__class__ is EDGE else t.is_leaf
+            for t in inputs)):
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between "
+            "the parameter and its gradient which can cause a memory leak. We recommend "
+            "using dualad.grad when creating the graph to avoid this. If you have to use "
+            "this function, make sure to reset the .grad fields of your parameters to None "
+            "after use to break the cycle and avoid the leak.", UserWarning, stacklevel=3)
     # (a leaf asked for accumulates at its turn in the pass, its hooks in torch's order;
     # a non-leaf's gradient is captured, and kept in its .grad after the pass)
     got = run(outs, cts, retain_graph=retain_graph, create_graph=create_graph,
@@ -927,6 +948,11 @@ def backward(
                 continue  # (a leaf accumulated at its turn in the pass)
             m = D.innermost(t)._meta_()  # (where .grad reads it)
             m.grad = g if m.grad is None else m.grad + g
+
+
+class _EmptyInputs(ValueError, RuntimeError):
+    """``grad(outputs, inputs=[])``: a ValueError, as torch's Python API raised it, and a
+    RuntimeError, as torch's engine raises it since (code written for either catches it)."""
 
 
 def grad_tangents(output: Tensor, inputs: tuple[Tensor, ...], level: int) -> list[Any]:
@@ -986,8 +1012,8 @@ def grad(
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:
-        raise RuntimeError("grad requires non-empty inputs: pass the tensors to "
-                           "differentiate with respect to")
+        raise _EmptyInputs("grad requires non-empty inputs: `inputs` cannot be empty; pass "
+                           "the tensors to differentiate with respect to")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched and D.batched:

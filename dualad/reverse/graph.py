@@ -282,6 +282,20 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
+    def __getattr__(self, name: str) -> Any:
+        # Reached only where the ordinary lookup failed (no cost to the engine's reads).
+        # A custom Function's node reads its ctx's attributes, as torch's grad_fn of a
+        # Function is its ctx: y.grad_fn.saved_tensors, .needs_input_grad, what forward
+        # stored on the ctx.
+        if not name.startswith("_"):
+            try:
+                custom, params = self.custom, self.params
+            except AttributeError:
+                custom = None
+            if custom is not None and "ctx" in params:
+                return getattr(params["ctx"], name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def __dir__(self) -> list[str]:
         names = [f"{p}saved_{n}" for n in _saved_names(self) for p in ("_", "_raw_")]
         return sorted(set(super().__dir__()) | set(names))
@@ -405,6 +419,8 @@ class Node:
                     return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
                                 self.out_avals[0][1])
         elif self.prim is sliced and self.nbs is None and _DIRECT:
+            if self.saved is None:  # (its index arrays were released)
+                self._unpack()  # raises torch's "second time" error
             r = scatter_t(cts[0], self.params["idx"], self.avals[0])
             if r is not None:  # the engine adds it into the input's cotangent
                 return [r]
@@ -730,6 +746,22 @@ class _Nothing(dict):  # type: ignore[type-arg]
 _NOTHING: dict[Any, Any] = _Nothing()
 
 
+class _Read(_Nothing):
+    """``Node.saved`` of a node that saved no tensor but whose rule reads the index arrays
+    the user indexed with (``x[[0, 2]]``, ``c[[1, 2]] = v``): empty but true, so that
+    backward releases it and a second pass raises, as torch's does (torch saves those
+    indices and frees them). A node whose rule reads nothing (``x[1:]``) keeps
+    ``_NOTHING``; so do dualad's own composites that gather with index arrays
+    (``diagonal``, ``diag``: torch's save nothing) and a node that reads only a Python
+    scalar (``x * 2.0``: a coefficient of the rule, as in ``mean``)."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+_READ: dict[Any, Any] = _Read()
+
+
 def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
     """An input that was unbatched in the forward pass gets the batch axes summed out."""
     from ..forward_ad import _with_nb
@@ -842,9 +874,8 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 # (a flat dual holds its primal's graph fields: see _set_node)
                 inner = a if not a._level or a._p is None and a._level < D.LIN else \
                     D.innermost(a)
-                if inner._meta is not None:
-                    _savable(inner)
-                node_in = inner._node
+                node_in = inner._node  # (an inference tensor may be an input: it is
+                # refused where it is saved, below, as torch refuses it)
                 e = (node_in, inner._out_nr) if node_in is not None else edge_of(inner)
                 edges.append(e)
                 lf = e[0].leaf
@@ -906,6 +937,10 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
                 saved[r] = a if plain and not a._version else SavedValue(a)
         if saved:  # (else only scalars were read: nothing to release, as for add)
             node.saved = saved
+    if params and node.saved is _NOTHING and prim.name == "setitem":
+        idx = params.get("idx")
+        if idx is not None and not idx.basic:  # (a write at index arrays: c[[1, 2]] = v)
+            node.saved = _READ
     if prim.multi:
         for k, o in enumerate(out):
             _set_node(o, node, k)
@@ -936,7 +971,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         (a,) = args
         if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
             return D.hooks["record"](prim, args, out, {})
-        if a._meta is not None:
+        if save_in and a._meta is not None:  # (an inference tensor cannot be saved)
             _savable(a)
         d = a._data
         y = out._data
@@ -1101,8 +1136,6 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     value in them) — or ``t`` itself, ``f(x, x)``: one edge, twice. Its lane takes ``t``'s
     step (``prim.steps``; for both inputs, ``prim.pair``) when ``t`` has the output's float
     dtype."""
-    if t._meta is not None:
-        _savable(t)
     d = t._data
     y = out._data
     od = y.dtype
@@ -1153,6 +1186,8 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
                 p0 = d
     vcs: Any = ()
     if p0 is not None or p1 is not None:
+        if t._meta is not None:  # (an inference tensor cannot be saved)
+            _savable(t)
         vc = t._vc
         if vc is None:
             vc = t._vc = [0]
@@ -1201,9 +1236,7 @@ def _saved_as(lane: bool, t0: Any, t1: Any, ys: Any, out: Tensor) -> Any:
 
 
 def _edge_in(a: Tensor) -> tuple[Any, int]:
-    """The edge to a plain input that requires grad (``edge_of``, checking inference)."""
-    if a._meta is not None:
-        _savable(a)
+    """The edge to a plain input that requires grad (``edge_of``)."""
     n = a._node
     return (n, a._out_nr) if n is not None else edge_of(a)
 
@@ -1255,7 +1288,15 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
         t = p
 
 
+def _keeps_index(node: Node) -> None:
+    """A node of ``x[key]`` written by the user: with index arrays in ``key``, release them
+    after backward (``_Read``)."""
+    if node.saved is _NOTHING and node.prim.name == "getitem" and not node.params["idx"].basic:
+        node.saved = _READ
+
+
 D.hooks["record"] = record
+D.hooks["keeps_index"] = _keeps_index
 D.hooks["record_plain"] = record  # (what anomaly mode puts back)
 D.hooks["record_traced"] = record_traced
 D.hooks["edge_of"] = edge_of
