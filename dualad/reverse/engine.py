@@ -33,6 +33,7 @@ from .graph import (
     edge_of,
     flat_parts,
     fresh,
+    restore_saved_hooks,
     saved_hooks,
     tensors,
 )
@@ -223,9 +224,6 @@ class _OwnsNothing(dict):  # type: ignore[type-arg]
 _NO_OWN = _OwnsNothing()
 _ENGINE = _fastpaths.on("engine")
 _TANGENT_MODE = _ENGINE and _fastpaths.on("tangents")
-
-
-restore_saved_hooks: Any = None  # (set by .hooks: puts a thread's hook state back)
 
 
 def run(outputs: tuple[Tensor, ...], cts: list[Tensor], **kw: Any) -> list[Any]:

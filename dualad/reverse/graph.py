@@ -45,6 +45,17 @@ saved_hooks = _Hooks()
 # reads ``saved_hooks`` (and the hot recorders leave their straight line for ``record``, or
 # ``record_traced`` in anomaly mode) only while this is nonzero.
 hooks_live = [0]
+hooks_live_lock = threading.Lock()
+
+
+def restore_saved_hooks(stack: list[Any], disabled: str | None) -> None:
+    """Put this thread's saved-tensor hooks back to ``stack`` and ``disabled`` (what they
+    were before a backward pass whose hooks changed them), keeping the live count."""
+    hs = saved_hooks
+    with hooks_live_lock:
+        hooks_live[0] += len(stack) - len(hs.stack)
+    hs.stack[:] = stack
+    hs.disabled = disabled
 
 
 def _hooks_on() -> bool:

@@ -257,7 +257,7 @@ def _bound(multi: _MultiGradHook, i: int) -> Callable[[Tensor], None]:
 
 # -- saved-tensor hooks -------------------------------------------------------------------
 
-_count = threading.Lock()
+_count = graph.hooks_live_lock
 
 
 def _push(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
@@ -268,7 +268,7 @@ def _push(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
 
 def _pop(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
     """Pop ``pair`` (the innermost push of it), if a backward pass has not already taken
-    it off (``_restore``: a context entered in a hook, exited after the pass)."""
+    it off (``graph.restore_saved_hooks``: a context entered in a hook, exited after the pass)."""
     stack = graph.saved_hooks.stack
     for i in range(len(stack) - 1, -1, -1):
         if stack[i] is pair:
@@ -276,19 +276,6 @@ def _pop(pair: tuple[Callable[[Any], Any], Callable[[Any], Any]]) -> None:
             with _count:
                 graph.hooks_live[0] -= 1
             return
-
-
-def _restore(stack: list[Any], disabled: str | None) -> None:
-    """Put this thread's saved-tensor hooks back to ``stack`` and ``disabled`` (what they
-    were before a backward pass whose hooks changed them), keeping the live count."""
-    hs = graph.saved_hooks
-    with _count:
-        graph.hooks_live[0] += len(stack) - len(hs.stack)
-    hs.stack[:] = stack
-    hs.disabled = disabled
-
-
-engine.restore_saved_hooks = _restore
 
 
 class saved_tensors_hooks:
