@@ -241,6 +241,9 @@ class Tensor:
         return self._data
 
     def __repr__(self) -> str:
+        if self._level >= _LIN():  # a linearization's placeholder (a backward run on a
+            d = self._data  # symbolic grad_output, reverse mode's tangents): no values
+            return f"tensor(<symbolic>, shape={tuple(d.shape)}, dtype={d.dtype})"
         body = np.array2string(self._data, separator=", ", prefix="tensor(") if \
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
         L = self._level

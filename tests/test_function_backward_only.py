@@ -756,3 +756,27 @@ def test_anomaly_mode_names_a_backward_whose_transpose_gives_nan():
                     RuntimeError, match="Function 'BadBackward' returned nan values in the "
                                         "tangent of its 0th output"):
                 BadBackward.apply(x)
+
+
+def test_a_backward_run_for_forward_mode_can_print_its_symbolic_grad_output():
+    # printing g inside backward failed ('Aval' object has no attribute 'size') when forward
+    # mode ran the backward on a symbolic grad_output
+    seen = []
+
+    class Square(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(repr(g))
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 0.0]))
+        t = fwAD.unpack_dual(Square.apply(x)).tangent
+    np.testing.assert_allclose(t.numpy(), [2.0, 0.0])
+    assert seen == ["tensor(<symbolic>, shape=(2,), dtype=float64)"]
