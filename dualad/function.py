@@ -280,7 +280,10 @@ class Function(metaclass=_FunctionMeta):
                     _record(cls, ctx, live, plain, back, outs, nondiff, True)
                 ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
                 try:
-                    with _jvp_reads(cls, ctx, live, plain, outs, L) if early else _Nothing():
+                    if early:
+                        with _jvp_reads(cls, ctx, live, plain, outs, L):
+                            tout = cls.jvp(ctx, *full)
+                    else:
                         tout = cls.jvp(ctx, *full)
                 finally:
                     ctx._jvp = False
@@ -453,7 +456,13 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
             for i, n in enumerate(needs)]
     full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
             for lin, p in zip(lins, plain, strict=True)]
-    with _attributes_at(cls, ctx, node):  # (second derivatives: what the jvp reads)
+    # second derivatives (the gradient recorded, or inputs dual at a live level): what the
+    # jvp reads, as for a custom backward; a first-order backward reads it as saved
+    if gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
+                            for a in node.consts):
+        with _attributes_at(cls, ctx, node):
+            t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
+    else:
         t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
     outs = t if isinstance(t, tuple) else (t,)
     return transpose_program(prog, outs, grads, lins)
