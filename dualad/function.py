@@ -404,6 +404,29 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc":
             _set_node(o, node, k)
+    if not late:
+        _output_attributes(ctx, outs)
+
+
+def _output_attributes(ctx: FunctionCtx, outs: list[Any]) -> None:
+    """Outputs kept as attributes of ctx (``ctx.y = y``: forward's plain output) while
+    they carry tangents: saved with them, as ``save_for_backward`` saves an output, so
+    that a backward run in forward-over-reverse reads each with its tangent
+    (``_attributes_at``)."""
+    ids = {id(D.innermost(o)): k for k, o in enumerate(outs)
+           if isinstance(o, Tensor) and 0 < o._level < D.LIN}
+    if not ids or ctx._node is None:
+        return
+    found = {}
+    for name, v in vars(ctx).items():
+        if name in _CTX_OWN:
+            continue
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, Tensor) and id(x) in ids:
+                k = ids[id(x)]
+                found[id(x)] = SavedValue(outs[k], True, k)
+    if found:
+        ctx._node.saved["outputs"] = found
 
 
 def _ctx(node: Node) -> FunctionCtx:
@@ -670,19 +693,22 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
     tracked = [a for a in node.consts if isinstance(a, Tensor) and a._rg] \
         if gm.state.grad and not fwd else []
     pos = {id(p): i for i, p in enumerate(node.saved.get("plain", ())) if isinstance(p, Tensor)}
-    nondiff = {id(t) for t in ctx.non_differentiable} if tracked else set()
+    nondiff = {id(t) for t in ctx.non_differentiable} if tracked or fwd else set()
+    outs = node.saved.get("outputs", {}) if fwd else {}  # (see _output_attributes)
 
     def value(x: Any, k: str) -> Any:
         if not isinstance(x, Tensor):
             return x
         if id(x) in pos:
             return node.consts[pos[id(x)]]
-        if x.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc" or id(x) in nondiff:
             return x
+        if id(x) in outs:  # an output, with its tangent
+            return outs[id(x)].get(node, f"ctx.{k}")
         if fwd:
             raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
                                                    rule))
-        if tracked and not x._rg and id(x) not in nondiff:  # (an output has its history)
+        if tracked and not x._rg:  # (an output has its history)
             return _UnknownDerivative.apply(
                 x, _unknown_derivative(name, f"ctx.{k}", "reverse-over-reverse", rule),
                 *tracked)
@@ -775,6 +801,7 @@ def _late_outputs(ctx: FunctionCtx, outs: list[Any]) -> None:
     if ctx._saved is not None:
         ctx._saved = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _LateOutput) else s
                       for s in ctx._saved]
+        _output_attributes(ctx, outs)
 
 
 class _SavedUnknown(SavedValue):

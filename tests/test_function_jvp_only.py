@@ -328,3 +328,41 @@ def test_first_order_jvp_reads_the_plain_values():
     _, t = F.jvp(Spy.apply, da.tensor(X0), da.ones(3))
     close(t, np.cos(X0))
     assert seen == [(True, False, False)]
+
+
+class ExpAttrByJvp(da.Function):
+    """jvp only; exp(x), keeping its output as an attribute of ctx (ctx.y = y)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.y = dnp.exp(x)
+        return ctx.y
+
+    @staticmethod
+    def jvp(ctx, t):
+        return ctx.y * t
+
+
+class ExpAttrByBackward(da.Function):
+    """backward only; exp(x), keeping its output as an attribute of ctx (ctx.y = y)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.y = dnp.exp(x)
+        return ctx.y
+
+    @staticmethod
+    def backward(ctx, g):
+        return ctx.y * g
+
+
+@pytest.mark.parametrize("Fn", [ExpAttrByJvp, ExpAttrByBackward])
+def test_an_output_kept_as_a_ctx_attribute_is_followed_by_every_derivative(Fn):
+    # forward-over-reverse reads it with its tangent (it raised, calling the output
+    # "neither an input nor an output")
+    f = lambda x: dnp.sum(Fn.apply(x))  # noqa: E731
+    H_closed = np.diag(np.exp(X0))
+    for H_fd in _fd_hessian(f, X0):
+        close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
+    for _, how in _compositions(f, X0):
+        _check(how(), H_closed)
