@@ -774,10 +774,15 @@ def _jvp_reads(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
     pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
     mine = {id(o) for o in outs}
     tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+    # an input forward modified in place (ctx.mark_dirty) holds the output: read as such
+    dirty = {id(t): o for t in ctx.dirty for o in outs
+             if isinstance(o, Tensor) and isinstance(t, Tensor) and o._data is t._data}
 
     def value(t: Any, where: str) -> Any:
         if not isinstance(t, Tensor) or id(t) in mine:
             return t
+        if id(t) in dirty:
+            return dirty[id(t)]
         if id(t) in pos:
             return ps[pos[id(t)]]
         if t.dtype.kind not in "fc":

@@ -366,3 +366,28 @@ def test_an_output_kept_as_a_ctx_attribute_is_followed_by_every_derivative(Fn):
         close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
     for _, how in _compositions(f, X0):
         _check(how(), H_closed)
+
+
+class ExpInPlace(da.Function):
+    """jvp only; exp(x) written into x (ctx.mark_dirty), the jvp reading x through a ctx
+    attribute: after forward it holds the output."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x[...] = dnp.exp(x)
+        ctx.mark_dirty(x)
+        ctx.y = x
+        return x
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * ctx.y
+
+
+def test_an_input_modified_in_place_is_read_by_the_jvp_as_the_output():
+    f = lambda x: dnp.sum(ExpInPlace.apply(x * 1.0))  # noqa: E731
+    H_closed = np.diag(np.exp(X0))
+    for H_fd in _fd_hessian(f, X0):
+        close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
+    for _, how in _compositions(f, X0):
+        _check(how(), H_closed)
