@@ -5,7 +5,10 @@ A Function's ``forward`` runs on plain tensors (no levels, no recording). Its
 mode — the one place a reverse rule is written by hand, and honoured as given.
 A Function with only ``jvp`` gets reverse mode by transposing that jvp, which
 must then be linear in the tangents (the error names the operation if not).
-Custom Functions with a jvp support one dual level at a time.
+Custom Functions with a jvp support one dual level at a time. Where a second
+derivative differentiates the jvp (reverse-over-forward: ``_jvp_reads``; or its
+transpose: ``_attributes_at``), what it reads is the input or the output itself, and
+an intermediate of forward raises by name when its derivative is needed.
 
 The other way round, a Function with only ``backward`` gets forward mode by
 transposing that backward, which is linear in its grad_outputs: it is run on
@@ -667,10 +670,10 @@ def _unknown_derivative(name: str, where: str, how: str, rule: str = "backward")
 @contextlib.contextmanager
 def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
     """While a custom backward (or a jvp transposed for reverse mode) runs, an attribute
-    of ctx that holds one of forward's
-    inputs (``ctx.x = x``: forward ran on a plain copy of it) holds the input as the
-    caller gave it, as in torch, so that a second derivative (double backward,
-    forward-over-reverse) differentiates through it.
+    of ctx that holds one of forward's inputs (``ctx.x = x``: forward ran on a plain copy
+    of it) holds the input as the caller gave it, as in torch, so that a second
+    derivative (double backward, forward-over-reverse) differentiates through it; one
+    that holds an output holds it with its tangent in forward-over-reverse.
 
     A value whose derivative is unknown is an intermediate (a float Tensor forward
     computed that is neither an input nor an output) saved by ``save_for_backward`` or
