@@ -5,7 +5,10 @@ A Function's ``forward`` runs on plain tensors (no levels, no recording). Its
 mode — the one place a reverse rule is written by hand, and honoured as given.
 A Function with only ``jvp`` gets reverse mode by transposing that jvp, which
 must then be linear in the tangents (the error names the operation if not).
-Custom Functions with a jvp support one dual level at a time.
+Custom Functions with a jvp support one dual level at a time. Where a second
+derivative differentiates the jvp (reverse-over-forward: ``_jvp_reads``; or its
+transpose: ``_attributes_at``), what it reads is the input or the output itself, and
+an intermediate of forward raises by name when its derivative is needed.
 
 The other way round, a Function with only ``backward`` gets forward mode by
 transposing that backward, which is linear in its grad_outputs: it is run on
@@ -265,7 +268,7 @@ class Function(metaclass=_FunctionMeta):
         nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
         # forward mode: the user's jvp at the top live level (or its transposed backward,
         # after recording: see _forward_by_backward)
-        late = False
+        late = early = False
         if L:
             tans = [D.split(a, L)[1] if isinstance(a, Tensor) else None for a in live]
             if by_backward:
@@ -287,9 +290,19 @@ class Function(metaclass=_FunctionMeta):
                     i = next(i for i, b in enumerate(live) if b is a)
                     if isinstance(full[i], Tensor):
                         full[i] = full[i].copy()
+                # reverse-over-forward: recorded first, the jvp reads the inputs and outputs
+                # that carry reverse history (see _jvp_reads); else forward's plain values
+                early = gm.state.grad and gm.state.tangent_grad and any(ctx.needs_input_grad) \
+                    and any(isinstance(a, Tensor) and D.split(a, L)[0]._rg for a in live)
+                if early:
+                    _record(cls, ctx, live, plain, back, outs, nondiff, True)
                 ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
                 try:
-                    tout = cls.jvp(ctx, *full)
+                    if early:
+                        with _jvp_reads(cls, ctx, live, plain, outs, L):
+                            tout = cls.jvp(ctx, *full)
+                    else:
+                        tout = cls.jvp(ctx, *full)
                 finally:
                     ctx._jvp = False
                 tout = (tout,) if not isinstance(tout, tuple) else tout
@@ -320,7 +333,9 @@ class Function(metaclass=_FunctionMeta):
                 outs = [o if (t is None or id(o) in nondiff or not isinstance(o, Tensor))
                         else D.dual(L, o, t)
                         for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
-        if gm.state.grad and any(ctx.needs_input_grad):
+                if early:
+                    _late_outputs(ctx, outs)
+        if gm.state.grad and any(ctx.needs_input_grad) and not early:
             _record(cls, ctx, live, plain, back, outs, nondiff, late)
         if late:
             outs = _forward_by_backward(cls, ctx, live, plain, outs, nondiff)
@@ -423,6 +438,29 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     for k, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc":
             _set_node(o, node, k)
+    if not late:
+        _output_attributes(ctx, outs)
+
+
+def _output_attributes(ctx: FunctionCtx, outs: list[Any]) -> None:
+    """Outputs kept as attributes of ctx (``ctx.y = y``: forward's plain output) while
+    they carry tangents: saved with them, as ``save_for_backward`` saves an output, so
+    that a backward run in forward-over-reverse reads each with its tangent
+    (``_attributes_at``)."""
+    ids = {id(D.innermost(o)): k for k, o in enumerate(outs)
+           if isinstance(o, Tensor) and 0 < o._level < D.LIN}
+    if not ids or ctx._node is None:
+        return
+    found = {}
+    for name, v in vars(ctx).items():
+        if name in _CTX_OWN:
+            continue
+        for x in v if isinstance(v, (tuple, list)) else (v,):
+            if isinstance(x, Tensor) and id(x) in ids:
+                k = ids[id(x)]
+                found[id(x)] = SavedValue(outs[k], True, k)
+    if found:
+        ctx._node.saved["outputs"] = found
 
 
 def _ctx(node: Node) -> FunctionCtx:
@@ -473,7 +511,14 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
             for i, n in enumerate(needs)]
     full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
             for lin, p in zip(lins, plain, strict=True)]
-    t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
+    # second derivatives (the gradient recorded, or inputs dual at a live level): what the
+    # jvp reads, as for a custom backward; a first-order backward reads it as saved
+    if gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
+                            for a in node.consts):
+        with _attributes_at(cls, ctx, node):
+            t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
+    else:
+        t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
     outs = t if isinstance(t, tuple) else (t,)
     return transpose_program(prog, outs, grads, lins)
 
@@ -528,10 +573,7 @@ def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: lis
         return [y if t is None else D.dual(top, y, t) for y, t in zip(ys, touts, strict=True)]
 
     res = at(live)
-    node = ctx._node
-    if node is not None and node.saved:  # recorded: the outputs it saved, with their tangents
-        node.saved["tensors"] = [SavedValue(res[s.k], True, s.k) if isinstance(s, _LateOutput)
-                                 else s for s in node.saved["tensors"]]
+    _late_outputs(ctx, res)
     return res
 
 
@@ -572,14 +614,10 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         return _UnknownDerivative.apply(t, msg, *tracked)
 
     saved = tuple(value(t, _saved_where(i)) for i, t in enumerate(ctx.to_save))
-    attrs = {k: v for k, v in vars(ctx).items() if k not in _CTX_OWN}
-    subst = {k: (tuple(value(x, f"ctx.{k}") for x in v) if isinstance(v, tuple) else
-                 [value(x, f"ctx.{k}") for x in v] if isinstance(v, list) else
-                 value(v, f"ctx.{k}")) for k, v in attrs.items()}
     needs = ctx.needs_input_grad
     ctx._lin_saved = saved
     ctx.needs_input_grad = tuple(t is not None for t in ts)  # (a backward skips the others)
-    vars(ctx).update(subst)
+    subst = _replace_attributes(ctx, lambda x, k: value(x, f"ctx.{k}"))
     quiet = gm.state.grad and not gm.state.tangent_grad  # (tangents not recorded)
     try:
         with gm.no_grad() if quiet else _Nothing():
@@ -625,9 +663,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
     finally:
         ctx._lin_saved = None
         ctx.needs_input_grad = needs
-        for k, v in attrs.items():
-            if vars(ctx).get(k) is subst[k]:  # (unless backward set it anew)
-                setattr(ctx, k, v)
+        _restore_attributes(ctx, subst)
     if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
         from .anomaly_mode import check_tangents
 
@@ -645,26 +681,28 @@ def _finite_values(ts: list[Any]) -> bool:
                bool(np.isfinite(t._data).all()) for t in ts)
 
 
-def _saved_where(i: int) -> str:
-    return f"ctx.saved_tensors[{i}] (a tensor saved with ctx.save_for_backward)"
+def _saved_where(i: int, rule: str = "backward") -> str:
+    saver = "save_for_backward" if rule == "backward" else "save_for_forward"
+    return f"ctx.saved_tensors[{i}] (a tensor saved with ctx.{saver})"
 
 
-def _unknown_derivative(name: str, where: str, how: str) -> str:
+def _unknown_derivative(name: str, where: str, how: str, rule: str = "backward") -> str:
     return (
-        f"{name}.backward reads {where}, which is neither an input nor an output of "
-        f"{name}.forward, so its derivative is unknown and the derivative of the backward "
+        f"{name}.{rule} reads {where}, which is neither an input nor an output of "
+        f"{name}.forward, so its derivative is unknown and the derivative of the {rule} "
         f"({how}) cannot be computed. Save only inputs and outputs (recompute the value "
-        "in backward from them with dualad operations), pass it to apply as an input, or "
+        f"in {rule} from them with dualad operations), pass it to apply as an input, or "
         "return it from forward as an output."
     )
 
 
 @contextlib.contextmanager
 def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
-    """While a custom backward runs, an attribute of ctx that holds one of forward's
-    inputs (``ctx.x = x``: forward ran on a plain copy of it) holds the input as the
-    caller gave it, as in torch, so that a second derivative (double backward,
-    forward-over-reverse) differentiates through it.
+    """While a custom backward (or a jvp transposed for reverse mode) runs, an attribute
+    of ctx that holds one of forward's inputs (``ctx.x = x``: forward ran on a plain copy
+    of it) holds the input as the caller gave it, as in torch, so that a second
+    derivative (double backward, forward-over-reverse) differentiates through it; one
+    that holds an output holds it with its tangent in forward-over-reverse.
 
     A value whose derivative is unknown is an intermediate (a float Tensor forward
     computed that is neither an input nor an output) saved by ``save_for_backward`` or
@@ -678,56 +716,132 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
     fwd = any(isinstance(a, Tensor) and 0 < a._level < D.LIN and a._level in D.live
               for a in node.consts)
     name = cls.__name__
+    rule = "backward" if cls._has("backward") else "jvp"  # (the jvp, transposed)
     inter = node.params.get("intermediate", ())
     if fwd and inter:
-        raise RuntimeError(_unknown_derivative(name, _saved_where(inter[0]),
-                                               "forward-over-reverse"))
+        raise RuntimeError(_unknown_derivative(name, _saved_where(inter[0], rule),
+                                               "forward-over-reverse", rule))
     # (gm.state.grad is off in a backward without create_graph: nothing more to do)
     tracked = [a for a in node.consts if isinstance(a, Tensor) and a._rg] \
         if gm.state.grad and not fwd else []
     pos = {id(p): i for i, p in enumerate(node.params.get("plain", ())) if isinstance(p, Tensor)}
-    nondiff = {id(t) for t in ctx.non_differentiable} if tracked else set()
+    nondiff = {id(t) for t in ctx.non_differentiable} if tracked or fwd else set()
+    outs = node.saved.get("outputs", {}) if fwd and node.saved else {}  # (_output_attributes)
 
     def value(x: Any, k: str) -> Any:
         if not isinstance(x, Tensor):
             return x
         if id(x) in pos:
             return node.consts[pos[id(x)]]
-        if x.dtype.kind not in "fc":
+        if x.dtype.kind not in "fc" or id(x) in nondiff:
             return x
+        if id(x) in outs:  # an output, with its tangent
+            return outs[id(x)].get(node, f"ctx.{k}")
         if fwd:
-            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse"))
-        if tracked and not x._rg and id(x) not in nondiff:  # (an output has its history)
+            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
+                                                   rule))
+        if tracked and not x._rg:  # (an output has its history)
             return _UnknownDerivative.apply(
-                x, _unknown_derivative(name, f"ctx.{k}", "reverse-over-reverse"), *tracked)
+                x, _unknown_derivative(name, f"ctx.{k}", "reverse-over-reverse", rule),
+                *tracked)
         return x
 
+    subst = _replace_attributes(ctx, value)
+    saved = lazy = node.saved.get("tensors") if node.saved else None
+    if tracked and inter and saved is not None:  # wrapped when ctx.saved_tensors is read
+        node.saved["tensors"] = lazy = [
+            _SavedUnknown(s, _unknown_derivative(name, _saved_where(i, rule),
+                                                 "reverse-over-reverse", rule),
+                          tracked) if i in inter and isinstance(s, SavedValue) else s
+            for i, s in enumerate(saved)]
+    try:
+        yield
+    finally:
+        _restore_attributes(ctx, subst)
+        if lazy is not saved and node.saved and node.saved.get("tensors") is lazy:
+            node.saved["tensors"] = saved
+
+
+def _replace_attributes(ctx: FunctionCtx, value: Any) -> dict[str, tuple[Any, Any]]:
+    """Replace each user attribute of ``ctx`` (``ctx.x = x``; each item of a tuple or list
+    held there) by ``value(item, name)`` while a rule runs; return what changed, name ->
+    (old, new), for ``_restore_attributes``."""
     subst = {}
     for k, v in vars(ctx).items():
         if k in _CTX_OWN:
             continue
         if isinstance(v, (tuple, list)):
-            new = type(v)(value(x, k) for x in v)
+            new = [value(x, k) for x in v] if isinstance(v, list) else \
+                tuple(value(x, k) for x in v)  # (a namedtuple read as a tuple)
             if any(a is not b for a, b in zip(new, v, strict=True)):
                 subst[k] = (v, new)
         elif (new := value(v, k)) is not v:
             subst[k] = (v, new)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
-    saved = lazy = node.saved.get("tensors") if node.saved else None
-    if tracked and inter and saved is not None:  # wrapped when ctx.saved_tensors is read
-        node.saved["tensors"] = lazy = [
-            _SavedUnknown(s, _unknown_derivative(name, _saved_where(i), "reverse-over-reverse"),
-                          tracked) if i in inter and isinstance(s, SavedValue) else s
-            for i, s in enumerate(saved)]
+    return subst
+
+
+def _restore_attributes(ctx: FunctionCtx, subst: dict[str, tuple[Any, Any]]) -> None:
+    for k, (old, new) in subst.items():
+        if vars(ctx).get(k) is new:  # (unless the rule set it anew)
+            setattr(ctx, k, old)
+
+
+@contextlib.contextmanager
+def _jvp_reads(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
+               outs: list[Any], L: int) -> Any:
+    """While a jvp runs whose tangents are recorded (reverse-over-forward: an input's
+    primal at level ``L`` requires grad), what it reads through ``ctx.saved_tensors`` or a
+    ctx attribute, as a primitive's rule reads it (``_dispatch._dual``). The tangents
+    are a function of the inputs, but forward ran on plain copies of them: an input is
+    read as the caller gave it (its primal at ``L``, so that reverse mode differentiates
+    the tangents through it, as in torch), and an output as recorded (``apply`` records
+    the Function before its jvp runs in this case). An intermediate (a float Tensor
+    forward computed that is neither) has no known derivative: it is read as its value
+    with a grad_fn that raises, naming the Function and the value, if reverse mode
+    reaches it (torch reads it as a constant: a silently wrong second derivative)."""
+    name = cls.__name__
+    ps = [D.split(a, L)[0] if isinstance(a, Tensor) else a for a in live]
+    pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
+    mine = {id(o) for o in outs}
+    tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+    # an input forward modified in place (ctx.mark_dirty) holds the output: read as such
+    dirty = {id(t): o for t in ctx.dirty for o in outs
+             if isinstance(o, Tensor) and isinstance(t, Tensor) and o._data is t._data}
+
+    def value(t: Any, where: str) -> Any:
+        if not isinstance(t, Tensor) or id(t) in mine:
+            return t
+        if id(t) in dirty:
+            return dirty[id(t)]
+        if id(t) in pos:
+            return ps[pos[id(t)]]
+        if t.dtype.kind not in "fc":
+            return t
+        return _UnknownDerivative.apply(
+            t, _unknown_derivative(name, where, "reverse-over-forward", "jvp"), *tracked)
+
+    ctx._lin_saved = tuple(value(t, _saved_where(i, "jvp"))
+                           for i, t in enumerate(ctx.saved_for_forward))
+    subst = _replace_attributes(ctx, lambda x, k: value(x, f"ctx.{k}"))
     try:
         yield
     finally:
-        for k, (old, new) in subst.items():
-            if vars(ctx).get(k) is new:  # (unless backward set it anew)
-                setattr(ctx, k, old)
-        if lazy is not saved and node.saved and node.saved.get("tensors") is lazy:
-            node.saved["tensors"] = saved
+        ctx._lin_saved = None
+        _restore_attributes(ctx, subst)
+
+
+def _late_outputs(ctx: FunctionCtx, outs: list[Any]) -> None:
+    """The outputs saved for backward by a Function recorded before its output tangents
+    were known (``_record``'s ``late``): saved now, with their tangents."""
+    if ctx._saved is None:  # (not recorded)
+        return
+    node = ctx._node
+    if node.saved and "tensors" in node.saved:
+        node.saved["tensors"] = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _LateOutput)
+                                 else s for s in node.saved["tensors"]]
+    _output_attributes(ctx, outs)
 
 
 class _SavedUnknown(SavedValue):
