@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 from typing import Any
 
@@ -127,4 +128,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # (the reader stopped early, as `| head` does: not an error)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (Python's recipe)
+        sys.exit(1)

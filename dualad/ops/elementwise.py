@@ -813,7 +813,7 @@ _UNARY_HOT = """{head}
             y = _asarray(y)
         rg = A._rg{plain}
     rg = A._rg
-    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \
+    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \\
             A._t.__class__ is not _ndarray:
         return {decline}  # (a level that exited, a placeholder, a nested dual, or one
         # whose tangent would be recorded)
@@ -834,7 +834,7 @@ _OPERAND = """
         {x} = {T}._data
         {L} = {T}._level
         if {L}:
-            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \
+            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \\
                     or {T}._t.__class__ is not _ndarray:
                 return {decline}
             {g} = {T}._t
