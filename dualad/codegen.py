@@ -6,9 +6,9 @@ Python functions generated at import from each primitive's formula strings
 ``<dualad hot_sin>``, whose text is registered with ``linecache``: a traceback through
 one shows its lines, and ``inspect.getsource`` works on it. This command prints them::
 
-    python -m dualad.codegen sin        # every function generated for sin
-    python -m dualad.codegen add mul    # several (an unknown name: exit status 2)
-    python -m dualad.codegen            # the primitives that have generated code
+    python -m dualad.codegen sin            # every function generated for sin
+    python -m dualad.codegen add multiply   # several (an unknown name: exit status 2)
+    python -m dualad.codegen                # the primitives that have generated code
 
 For one primitive, in this order (each where it exists):
 
@@ -25,8 +25,8 @@ For one primitive, in this order (each where it exists):
     the engine's step for one input's cotangent (``prim.steps``), and for ``f(x, x)``
     (``prim.pair``).
 
-With ``DUALAD_GENERAL_PATH`` set, the families it turns off generate nothing, and the
-command says so.
+With ``DUALAD_GENERAL_PATH`` set, the families it turns off have no functions to show,
+and the command says so.
 
 Examples
 --------
@@ -65,6 +65,12 @@ def generated(name: str) -> dict[str, Any]:
     ------
     KeyError
         If no primitive named ``name`` has generated code.
+
+    Examples
+    --------
+    >>> from dualad.codegen import generated
+    >>> generated("multiply")["step 1"].__code__.co_filename
+    '<dualad step_multiply_1>'
     """
     prim = _E.PRIMS.get(name)
     if prim is None or name not in primitives():
