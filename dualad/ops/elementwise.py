@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import linecache
 import math
 from collections.abc import Callable
 from typing import Any
@@ -812,7 +813,7 @@ _UNARY_HOT = """{head}
             y = _asarray(y)
         rg = A._rg{plain}
     rg = A._rg
-    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \
+    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \\
             A._t.__class__ is not _ndarray:
         return {decline}  # (a level that exited, a placeholder, a nested dual, or one
         # whose tangent would be recorded)
@@ -833,7 +834,7 @@ _OPERAND = """
         {x} = {T}._data
         {L} = {T}._level
         if {L}:
-            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \
+            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \\
                     or {T}._t.__class__ is not _ndarray:
                 return {decline}
             {g} = {T}._t
@@ -1023,10 +1024,27 @@ def _compiled(code: str, fname: str, ns: dict[str, Any] | None = None, decline: 
     if ns is None:
         ns = dict(np_namespace, _ndarray=_ndarray, **names)
     code = _guarded(code, decline)
-    exec(compile(code, f"<dualad {fname}>", "exec"), ns)  # noqa: S102
+    exec(compile(code, _visible(code, fname), "exec"), ns)  # noqa: S102
     fn = ns[fname]
     fn.source = code  # what was generated, for reading
     return fn
+
+
+def _visible(code: str, fname: str) -> str:
+    """The pseudo-filename (``<dualad hot_sin>``) under which the generated ``code`` is
+    compiled, its text registered with ``linecache``: a traceback through the function
+    shows its lines, and ``inspect.getsource`` finds them. The entry has no modification
+    time, which ``linecache.checkcache`` keeps (there is no file to compare it with): the
+    idiom of SymPy's ``lambdify``, attrs and IPython. A name registered before with other
+    text (a function generated again, differently) is numbered anew, so that a function
+    made earlier keeps its own lines. Generation costs this at import; calls, nothing."""
+    lines = code.splitlines(keepends=True)
+    filename, n = f"<dualad {fname}>", 1
+    while (entry := linecache.cache.get(filename)) is not None and entry[2] != lines:
+        n += 1
+        filename = f"<dualad {fname} #{n}>"
+    linecache.cache[filename] = (len(code), None, lines, filename)
+    return filename
 
 
 def variant(prim: Any, kind: str) -> Any:
