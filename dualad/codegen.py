@@ -47,13 +47,20 @@ from typing import Any
 from . import _fastpaths
 from ._tensor import Tensor
 from .ops import elementwise as _E
+from .scipy import special as _special
 
 __all__ = ["generated", "main", "primitives"]
 
 
+def _prims() -> dict[str, Any]:
+    # NumPy's elementwise family, then dualad.scipy.special's (made from formulas the same way)
+    return {**_E.PRIMS, **_special.PRIMS}
+
+
 def primitives() -> list[str]:
-    """The names of the primitives that have generated code, in the formula table's order."""
-    return [name for name, p in _E.PRIMS.items() if p.hot is not None
+    """The names of the primitives that have generated code, in the formula tables' order
+    (``dualad.numpy``'s, then ``dualad.scipy.special``'s)."""
+    return [name for name, p in _prims().items() if p.hot is not None
             or p.transposed not in (None, _E.fast_vjp) or any(getattr(p, "steps", ()) or ())]
 
 
@@ -72,7 +79,7 @@ def generated(name: str) -> dict[str, Any]:
     >>> generated("multiply")["step 1"].__code__.co_filename
     '<dualad step_multiply_1>'
     """
-    prim = _E.PRIMS.get(name)
+    prim = _prims().get(name)
     if prim is None or name not in primitives():
         raise KeyError(name)
     out: dict[str, Any] = {}

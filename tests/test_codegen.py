@@ -68,7 +68,7 @@ def _generated_functions():
     """Every function alive whose code was generated (by its file name), the operator
     variants made for every primitive first."""
     for name in codegen.primitives():
-        prim = E.PRIMS[name]
+        prim = codegen._prims()[name]
         if prim.hot is not None:
             for kind in ("call", "op", "rop") if prim.nin == 2 else ("call", "op"):
                 E.variant(prim, kind)
