@@ -25,6 +25,7 @@ from dualad.ops.functions import reshape as _reshape  # (not a user's view: no b
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 
 from ._common import (
+    SMALL,
     Tensor,
     as_tuple,
     batched_level_live,
@@ -423,9 +424,10 @@ def hessian(
     in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
     n_in = len(xs0)
     n = sum(x.size for x in xs0)
-    check_fits(n * n, xs0, f"The Hessian ({n} x {n})",
-               "For its products with vectors use dualad.functional.hvp(func, inputs, v) "
-               "(or vhp), one forward-over-reverse pass each, which never forms it.")
+    if n * n >= SMALL:
+        check_fits(n * n, xs0, f"The Hessian ({n} x {n})",
+                   "For its products with vectors use dualad.functional.hvp(func, inputs, v) "
+                   "(or vhp), one forward-over-reverse pass each, which never forms it.")
     own: list[Tensor] = []
 
     def scalar(*a: Tensor) -> Tensor:

@@ -239,11 +239,18 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
+# Elements under a GiB in any dtype (32 bytes at most): never refused, so callers skip
+# building check_fits's message below this.
+SMALL = 1 << 25
+
+
 def check_fits(count: int, tensors: Sequence[Tensor], what: str, instead: str) -> None:
     """Refuse, before any work, an array of ``count`` elements (of the widest dtype of
     ``tensors``) that cannot fit in the memory available: NumPy would fail only once
     the work is done, naming some small array. Host arrays only (a CuPy array's memory
     is the device's, a Dask array's is not held at once)."""
+    if count < SMALL:
+        return
     if not tensors or any(t._data.__class__ is not np.ndarray for t in tensors):
         return
     item = max(np.dtype(t.dtype).itemsize for t in tensors)

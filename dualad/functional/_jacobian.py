@@ -28,6 +28,7 @@ from dualad.forward_ad import _unpack
 from dualad.ops.functions import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
+    SMALL,
     Tensor,
     basis_rows,
     batched_level_live,
@@ -145,6 +146,8 @@ _INSTEAD = ("For its products with vectors use dualad.functional.vjp (rows) or j
 def _check_result(outputs: Sequence[Tensor], inputs: Sequence[Tensor], what: str) -> None:
     """Refuse a Jacobian (or Hessian) that cannot fit in memory, before its passes."""
     m, n = sum(numel(o) for o in outputs), sum(numel(x) for x in inputs)
+    if m * n < SMALL:
+        return
     instead = _INSTEAD if what == "Jacobian" else (
         "For its products with vectors use dualad.functional.hvp (or vhp), which never "
         "forms it.")
@@ -153,7 +156,7 @@ def _check_result(outputs: Sequence[Tensor], inputs: Sequence[Tensor], what: str
 
 def _check_seed(n: int, chunk_size: int | None, like: Sequence[Tensor]) -> None:
     """Refuse a batched pass whose seed (an identity of ``n`` basis vectors) cannot fit."""
-    if chunk_size is None:
+    if chunk_size is None and n * n >= SMALL:
         check_fits(n * n, list(like), f"The seed of one vectorized pass ({n} x {n} basis "
                    "vectors)", "Pass chunk_size= to push at most that many basis vectors "
                    "per pass (memory grows with chunk_size), or vectorize=False.")
