@@ -111,5 +111,3 @@ try:
 except RuntimeError as e:
     print("error:", e)
     assert "not linear" in str(e) and "sin" in str(e)
-
-# sphinx_gallery_thumbnail_path = '_static/thumbnails/jvp_only_function.png'

@@ -109,35 +109,6 @@ def sympy_crosscheck():
     _save(fig, "sympy_crosscheck")
 
 
-def jvp_only_function():
-    """A softmax Function with only a JVP: its Jacobian by forward mode and, transposed, by
-    reverse mode (jacfwd | jacrev)."""
-    import dualad.functional as F
-
-    class Softmax(da.Function):
-        @staticmethod
-        def forward(ctx, x):
-            e = dnp.exp(x - dnp.max(x, axis=-1, keepdims=True))
-            s = e / dnp.sum(e, axis=-1, keepdims=True)
-            ctx.save_for_forward(s)
-            return s
-
-        @staticmethod
-        def jvp(ctx, t):
-            (s,) = ctx.saved_tensors
-            return s * (t - dnp.sum(s * t, axis=-1, keepdims=True))
-
-    row = np.random.default_rng(0).standard_normal(6)
-    both = np.hstack([F.jacfwd(Softmax.apply)(row).numpy(), np.full((6, 1), np.nan),
-                      F.jacrev(Softmax.apply)(row).numpy()])
-    fig, ax = _figure()
-    ax.imshow(both, cmap="coolwarm", vmin=-0.25, vmax=0.25)
-    ax.set_title("jacfwd            jacrev", fontsize=13)
-    ax.set_xticks([]), ax.set_yticks([])
-    _save(fig, "jvp_only_function")
-
-
 if __name__ == "__main__":
-    for make in (quickstart, find_nan, profile_mlp, dask_gradient, sympy_crosscheck,
-                 jvp_only_function):
+    for make in (quickstart, find_nan, profile_mlp, dask_gradient, sympy_crosscheck):
         make()
