@@ -710,21 +710,27 @@ class _Check:
                     )
 
 
-def _check_finite(idx: int, x: Any) -> None:
-    """A NaN (or inf) in an input that requires grad makes the numerical Jacobian NaN
-    there: the check would fail blaming the function, so the input is named instead."""
-    v = np.asarray(x.detach().numpy())
-    bad = ~np.isfinite(v)
-    if not bad.any():
-        return
-    where = tuple(int(i) for i in np.argwhere(bad)[0])
-    what = "NaN" if np.isnan(v).any() else "inf"
-    raise ValueError(
-        f"gradcheck: input #{idx} holds {what} (first at index {where}; {int(bad.sum())} of "
-        f"{v.size} elements are not finite): the finite differences, and the derivative, "
-        f"are {what} or meaningless there. Check at a point where the function and its "
-        "derivative are finite (replace the NaN, or pass that input without "
-        "requires_grad if it is a constant).")
+def _nonfinite_note(inputs: tuple) -> str | None:
+    """Why a failed check may not be the function's fault: an input that requires grad
+    holds NaN (or inf), where the finite differences, and the derivative, are NaN or
+    meaningless. Read only when a check has failed (a function that handles NaN, such as
+    nansum, is checked at such inputs as usual)."""
+    for idx, x in enumerate(inputs):
+        if not (_is_tensor(x) and x.requires_grad):
+            continue
+        v = np.asarray(x.detach().numpy())
+        bad = ~np.isfinite(v)
+        if not bad.any():
+            continue
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        what = "NaN" if np.isnan(v).any() else "inf"
+        return (
+            f"Note: input #{idx} holds {what} (first at index {where}; {int(bad.sum())} of "
+            f"{v.size} elements are not finite): the finite differences, and the derivative, "
+            f"are {what} or meaningless there. Check at a point where the function and its "
+            f"derivative are finite (replace the {what}, or pass that input without "
+            "requires_grad if it is a constant).")
+    return None
 
 
 def _check_inputs(inputs: tuple) -> None:
@@ -732,7 +738,6 @@ def _check_inputs(inputs: tuple) -> None:
     for idx, x in enumerate(inputs):
         if _is_tensor(x) and x.requires_grad:
             any_diff = True
-            _check_finite(idx, x)
             if np.dtype(x.dtype) not in (np.dtype(np.float64), np.dtype(np.complex128)):
                 warnings.warn(
                     f"Input #{idx} requires gradient and is {np.dtype(x.dtype)}, not float64 or "
@@ -872,10 +877,13 @@ def gradcheck(
             check_backward_ad=check_backward_ad,
             fast_mode=fast_mode,
         )
-    except GradcheckError:
-        if raise_exception:
+    except GradcheckError as e:
+        if not raise_exception:
+            return False
+        note = _nonfinite_note(_as_tuple(inputs))
+        if note is None or note in str(e):
             raise
-        return False
+        raise GradcheckError(f"{e}\n{note}") from e
 
 
 def _gradcheck(

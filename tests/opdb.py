@@ -1323,6 +1323,13 @@ NONDIFF: dict[str, Callable[..., Any]] = {
     "logical_or": lambda ns, x, y: ns.logical_or(x, y),
     "logical_xor": lambda ns, x, y: ns.logical_xor(x, y),
     "logical_not": lambda ns, x, y: ns.logical_not(x),
+    # (bitwise functions take integers or booleans: masks of the float inputs here)
+    "bitwise_and": lambda ns, x, y: ns.bitwise_and(ns.real(x) > 0, ns.real(y) > 0),
+    "bitwise_or": lambda ns, x, y: ns.bitwise_or(ns.real(x) > 0, ns.real(y) > 0),
+    "bitwise_xor": lambda ns, x, y: ns.bitwise_xor(ns.real(x) > 0, ns.real(y) > 0),
+    "invert": lambda ns, x, y: ns.invert(ns.real(x) > 0),
+    "Tensor.__and__": lambda ns, x, y: (ns.real(x) > 0) & (ns.real(y) > 0),
+    "Tensor.__invert__": lambda ns, x, y: ~(ns.real(x) > 0),
     "isclose": lambda ns, x, y: ns.isclose(x, y),
     "any": lambda ns, x, y: ns.any(x, axis=0),
     "all": lambda ns, x, y: ns.all(x),
