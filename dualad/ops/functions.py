@@ -1845,12 +1845,6 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     )
 
 
-def _tri_mask(a: Any, k: int, upper: bool) -> Any:
-    n, m = a.shape[-2], a.shape[-1]
-    ones = np.ones((n, m), bool, like=_device_like(a._data))  # on a's device (NEP 35)
-    return np.triu(ones, k) if upper else np.tril(ones, k)
-
-
 def triu(m: Any, k: int = 0) -> Any:
     """``numpy.triu``: zeros below the ``k``-th diagonal (a 1-D input is a row repeated).
 
@@ -1867,7 +1861,7 @@ def triu(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m, k, True), m, 0)
+    return apply(L.tri, m, k=_index(k), upper=True)
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -1886,7 +1880,7 @@ def tril(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m, k, False), m, 0)
+    return apply(L.tri, m, k=_index(k), upper=False)
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:

@@ -147,6 +147,21 @@ diagonal = _linear1(
 )
 
 
+def _tri_impl(a: Any, *, k: int, upper: bool) -> Any:
+    return np.triu(a, k) if upper else np.tril(a, k)
+
+
+# The upper (``triu``) or lower (``tril``) triangle of the last two axes, zeros elsewhere:
+# a mask that depends on the shape and ``k`` alone, so the rule reads no value (as torch's
+# tril/triu backward saves only k: a second backward works) and is its own transpose.
+tri = _linear1(
+    "tri",
+    _tri_impl,
+    lambda arrays, nbs, *, k, upper: (_tri_impl(arrays[0], k=k, upper=upper), nbs[0]),
+    lambda args, *, k, upper: (tuple(args[0].shape), args[0].dtype),
+)
+
+
 def diagonal_index(ndim: int, n: int) -> Index:
     """The index of the diagonal of the last two axes (each of length ``n``) of an array
     of ``ndim`` axes: where ``diagonal`` reads."""

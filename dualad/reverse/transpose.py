@@ -454,6 +454,7 @@ RULES: dict[Any, Any] = {
     L.broadcast_to: lambda ct, args, *, shape: [unbroadcast(ct, args[0].shape)],
     L.getitem: _getitem_t,
     L.diagonal: _diagonal_t,
+    L.tri: lambda ct, args, *, k, upper: [D.apply(L.tri, ct, k=k, upper=upper)],
     L.index_add: _index_add_t,
     L.concatenate: _concat_t,
     L.cumsum: _cumsum_t,
