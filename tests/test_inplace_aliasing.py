@@ -245,6 +245,64 @@ def test_a_write_into_a_result_leaves_its_backward_readable(name):
     np.testing.assert_allclose(h.numpy(), h2.numpy())
 
 
+# -- a write into an input whose rule does not read it -------------------------------------
+
+INPUT_WRITTEN = {  # the rule reads nothing of a real input: its derivative is 0
+    "sign": dnp.sign,
+    "angle": dnp.angle,
+}
+
+
+@pytest.mark.parametrize("name", list(INPUT_WRITTEN))
+def test_a_write_into_an_input_its_rule_does_not_read(name):
+    fn = INPUT_WRITTEN[name]
+
+    def f(x, twin):
+        b = x * 1
+        y = fn(b)
+        if twin:
+            b = b * 2.0
+        else:
+            b *= 2.0  # (the twin: the same values, no write)
+        return (y * b).sum() + (b * b * b).sum()
+
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), M0), _grad(lambda x: f(x, True), M0))
+    t0 = np.cos(M0)
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), M0, t0),
+                               _jvp(lambda x: f(x, True), M0, t0))
+    x = da.tensor(M0, requires_grad=True)  # and through create_graph (a second derivative)
+    (g,) = da.grad(f(x, False), x, create_graph=True)
+    (h,) = da.grad((g * g).sum(), x)
+    x = da.tensor(M0, requires_grad=True)
+    (g2,) = da.grad(f(x, True), x, create_graph=True)
+    (h2,) = da.grad((g2 * g2).sum(), x)
+    np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
+def test_a_write_into_a_complex_input_of_sign_still_raises():
+    z = da.tensor(M0 * (1 + 2j), requires_grad=True)
+    b = z * 1
+    y = dnp.sign(b)  # (its complex rule reads z)
+    b *= 2.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        dnp.real(y).sum().backward()
+
+
+def test_writes_into_inputs_against_torch():
+    torch = pytest.importorskip("torch")
+    x = da.tensor(M0, requires_grad=True)
+    b = x * 1
+    y = dnp.sign(b)
+    b *= 3.0
+    (y * b).sum().backward()
+    xt = torch.tensor(M0, requires_grad=True)
+    bt = xt * 1
+    yt = torch.sign(bt)
+    bt.mul_(3.0)
+    (yt * bt).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
+
+
 def test_writes_into_results_against_torch():
     torch = pytest.importorskip("torch")
     cases = {"abs": (dnp.abs, torch.abs), "divide by": (lambda x: 2.0 / (x + 3.0),
