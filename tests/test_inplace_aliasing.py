@@ -288,6 +288,20 @@ def test_a_write_into_a_complex_input_of_sign_still_raises():
         dnp.real(y).sum().backward()
 
 
+def test_a_scalar_over_x_keeps_x_alone():
+    # (a deliberate difference, docs/inplace.md: torch keeps an extra array, 1 / x)
+    x = da.tensor(M0, requires_grad=True)
+    b = x * 1
+    y = 2.0 / b
+    assert y.grad_fn._saved_other is not None
+    with pytest.raises(AttributeError, match="saved"):
+        y.grad_fn._saved_result  # noqa: B018 - the output is not saved
+    y *= 3.0  # a write into the result is fine
+    b *= 2.0  # a write into x is not
+    with pytest.raises(RuntimeError, match="input 1 of DivideBackward0.*clone it first"):
+        y.sum().backward()
+
+
 def test_writes_into_inputs_against_torch():
     torch = pytest.importorskip("torch")
     x = da.tensor(M0, requires_grad=True)
