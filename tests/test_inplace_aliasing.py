@@ -202,6 +202,60 @@ def test_einsum_views_against_torch():
         np.testing.assert_allclose(got[0], want[0], err_msg=spec)
 
 
+# -- numpy.diagonal: a read-only view -------------------------------------------------------
+
+DIAGONALS = [((3, 3), 0, (0, 1)), ((3, 4), 1, (0, 1)), ((4, 3), -1, (1, 0)),
+             ((2, 3, 2), 0, (0, 2)), ((2, 3, 4), 2, (-1, 1)), ((3, 3), 5, (0, 1))]
+
+
+@pytest.mark.parametrize("shape, offset, axes", DIAGONALS)
+def test_diagonal_is_a_read_only_view_as_numpys(shape, offset, axes):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    want = np.diagonal(a, offset, *axes)
+    t = da.tensor(a)
+    d = dnp.diagonal(t, offset, *axes)
+    np.testing.assert_array_equal(d.numpy(), want)
+    assert np.shares_memory(d.numpy(), t.numpy()) == np.shares_memory(want, a)
+    assert d.numpy().flags.writeable == want.flags.writeable
+    t[...] = -a  # a later write into the base is seen by the diagonal, as NumPy's
+    np.testing.assert_array_equal(d.numpy(), -want)
+    for write in (lambda v: v.__setitem__(Ellipsis, 1.0), lambda v: v.__iadd__(1.0)):
+        with pytest.raises(ValueError, match="read-only"):
+            write(want)
+        with pytest.raises(ValueError, match="read-only"):
+            write(dnp.diagonal(da.tensor(a, requires_grad=True) * 1, offset, *axes))
+    if len(shape) == 2 and offset == 0:  # numpy.diag of a matrix is the same view
+        assert not dnp.diag(t).numpy().flags.writeable
+        assert np.shares_memory(dnp.diag(t).numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("shape, offset, axes", DIAGONALS[:5])
+def test_a_write_into_the_base_is_seen_by_its_diagonal(shape, offset, axes):
+    x0 = np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape)
+
+    def f(x, twin):
+        b = x * 1
+        d = None if twin else dnp.diagonal(b, offset, *axes)  # taken before the write
+        b *= x  # the write
+        b[(0,) * b.ndim] = 3.0 * (x * x).sum()
+        if twin:
+            d = dnp.diagonal(b, offset, *axes)  # (the twin: taken after it)
+        return (d * d * d).sum() + (b * d.sum()).sum()
+
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), x0),
+                               _grad(lambda x: f(x, True), x0))
+    t0 = np.cos(x0)
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), x0, t0),
+                               _jvp(lambda x: f(x, True), x0, t0))
+    x = da.tensor(x0, requires_grad=True)
+    (g,) = da.grad(f(x, False), x, create_graph=True)
+    (h,) = da.grad((g * g).sum(), x)
+    x = da.tensor(x0, requires_grad=True)
+    (g2,) = da.grad(f(x, True), x, create_graph=True)
+    (h2,) = da.grad((g2 * g2).sum(), x)
+    np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
 # -- a write into a result whose rule reads only the inputs --------------------------------
 
 M0 = np.array([[1.5, -2.0], [0.5, 3.0]])

@@ -266,7 +266,7 @@ def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
     return [D.apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
 
 
-def _diagonal_t(ct: Any, args: Any) -> list[Any]:
+def _diagonal_t(ct: Any, args: Any, *, writeable: bool) -> list[Any]:
     shape = args[0].shape
     return [D.apply(L.index_add, ct, idx=L.diagonal_index(len(shape), shape[-1]), shape=shape)]
 
