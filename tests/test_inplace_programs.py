@@ -75,6 +75,7 @@ UNARY = {
     # (rules that save nothing: a write after them leaves backward readable)
     "scale": lambda ns, v: v * 1.5 - 0.25,
     "neg": lambda ns, v: -v,
+    "sign": lambda ns, v: ns.fn("sign", v) - 0.5 * v,  # (a real sign saves nothing)
 }
 BINARY = {
     "add": lambda a, b: a + b,
