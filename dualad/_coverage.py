@@ -50,7 +50,7 @@ RULE_NAMES = {
     "linalg.svdvals", "linalg.qr", "linalg.pinv", "linalg.norm", "linalg.vector_norm",
     "matmul", "einsum", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "max", "min",
     "concatenate", "concat", "reshape", "transpose", "permute_dims", "broadcast_to", "where",
-    "astype", "pad",
+    "astype", "pad", "tril", "triu", "diagonal",
 }
 
 # -- NumPy functions that pass through with no derivative (not in dualad.numpy) ---------------

@@ -69,6 +69,8 @@ class Primitive:
         that input's tangent is nonzero (invariant 6); a flat tuple applies to all.
         ``"out<k>"`` (``"out0"``): output k alone of a ``multi`` primitive (the rest are
         stand-ins of their shape and dtype in the rule's ``out``).
+        ``"<k> if complex"``: input k, only when it is complex (a rule that reads a real
+        input's dtype alone: sign, angle).
     linear : positions in which the primitive is linear (has a transpose rule).
     joint : linear jointly in ``linear`` (add); if False, in one at a time (multiply).
     batch : ``batch(arrays, nbs, **params) -> (out, nb)`` for leading batch axes.

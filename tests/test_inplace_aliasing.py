@@ -202,6 +202,60 @@ def test_einsum_views_against_torch():
         np.testing.assert_allclose(got[0], want[0], err_msg=spec)
 
 
+# -- numpy.diagonal: a read-only view -------------------------------------------------------
+
+DIAGONALS = [((3, 3), 0, (0, 1)), ((3, 4), 1, (0, 1)), ((4, 3), -1, (1, 0)),
+             ((2, 3, 2), 0, (0, 2)), ((2, 3, 4), 2, (-1, 1)), ((3, 3), 5, (0, 1))]
+
+
+@pytest.mark.parametrize("shape, offset, axes", DIAGONALS)
+def test_diagonal_is_a_read_only_view_as_numpys(shape, offset, axes):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    want = np.diagonal(a, offset, *axes)
+    t = da.tensor(a)
+    d = dnp.diagonal(t, offset, *axes)
+    np.testing.assert_array_equal(d.numpy(), want)
+    assert np.shares_memory(d.numpy(), t.numpy()) == np.shares_memory(want, a)
+    assert d.numpy().flags.writeable == want.flags.writeable
+    t[...] = -a  # a later write into the base is seen by the diagonal, as NumPy's
+    np.testing.assert_array_equal(d.numpy(), -want)
+    for write in (lambda v: v.__setitem__(Ellipsis, 1.0), lambda v: v.__iadd__(1.0)):
+        with pytest.raises(ValueError, match="read-only"):
+            write(want)
+        with pytest.raises(ValueError, match="read-only"):
+            write(dnp.diagonal(da.tensor(a, requires_grad=True) * 1, offset, *axes))
+    if len(shape) == 2 and offset == 0:  # numpy.diag of a matrix is the same view
+        assert not dnp.diag(t).numpy().flags.writeable
+        assert np.shares_memory(dnp.diag(t).numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("shape, offset, axes", DIAGONALS[:5])
+def test_a_write_into_the_base_is_seen_by_its_diagonal(shape, offset, axes):
+    x0 = np.linspace(-1.0, 2.0, int(np.prod(shape))).reshape(shape)
+
+    def f(x, twin):
+        b = x * 1
+        d = None if twin else dnp.diagonal(b, offset, *axes)  # taken before the write
+        b *= x  # the write
+        b[(0,) * b.ndim] = 3.0 * (x * x).sum()
+        if twin:
+            d = dnp.diagonal(b, offset, *axes)  # (the twin: taken after it)
+        return (d * d * d).sum() + (b * d.sum()).sum()
+
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), x0),
+                               _grad(lambda x: f(x, True), x0))
+    t0 = np.cos(x0)
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), x0, t0),
+                               _jvp(lambda x: f(x, True), x0, t0))
+    x = da.tensor(x0, requires_grad=True)
+    (g,) = da.grad(f(x, False), x, create_graph=True)
+    (h,) = da.grad((g * g).sum(), x)
+    x = da.tensor(x0, requires_grad=True)
+    (g2,) = da.grad(f(x, True), x, create_graph=True)
+    (h2,) = da.grad((g2 * g2).sum(), x)
+    np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
 # -- a write into a result whose rule reads only the inputs --------------------------------
 
 M0 = np.array([[1.5, -2.0], [0.5, 3.0]])
@@ -243,6 +297,78 @@ def test_a_write_into_a_result_leaves_its_backward_readable(name):
     (g2,) = da.grad(f(x, True), x, create_graph=True)
     (h2,) = da.grad((g2 * g2).sum(), x)
     np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
+# -- a write into an input whose rule does not read it -------------------------------------
+
+INPUT_WRITTEN = {  # the rule reads nothing of a real input: its derivative is 0
+    "sign": dnp.sign,
+    "angle": dnp.angle,
+}
+
+
+@pytest.mark.parametrize("name", list(INPUT_WRITTEN))
+def test_a_write_into_an_input_its_rule_does_not_read(name):
+    fn = INPUT_WRITTEN[name]
+
+    def f(x, twin):
+        b = x * 1
+        y = fn(b)
+        if twin:
+            b = b * 2.0
+        else:
+            b *= 2.0  # (the twin: the same values, no write)
+        return (y * b).sum() + (b * b * b).sum()
+
+    np.testing.assert_allclose(_grad(lambda x: f(x, False), M0), _grad(lambda x: f(x, True), M0))
+    t0 = np.cos(M0)
+    np.testing.assert_allclose(_jvp(lambda x: f(x, False), M0, t0),
+                               _jvp(lambda x: f(x, True), M0, t0))
+    x = da.tensor(M0, requires_grad=True)  # and through create_graph (a second derivative)
+    (g,) = da.grad(f(x, False), x, create_graph=True)
+    (h,) = da.grad((g * g).sum(), x)
+    x = da.tensor(M0, requires_grad=True)
+    (g2,) = da.grad(f(x, True), x, create_graph=True)
+    (h2,) = da.grad((g2 * g2).sum(), x)
+    np.testing.assert_allclose(h.numpy(), h2.numpy())
+
+
+def test_a_write_into_a_complex_input_of_sign_still_raises():
+    z = da.tensor(M0 * (1 + 2j), requires_grad=True)
+    b = z * 1
+    y = dnp.sign(b)  # (its complex rule reads z)
+    b *= 2.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        dnp.real(y).sum().backward()
+
+
+def test_a_scalar_over_x_keeps_x_alone():
+    # (a deliberate difference, docs/inplace.md: torch keeps an extra array, 1 / x)
+    x = da.tensor(M0, requires_grad=True)
+    b = x * 1
+    y = 2.0 / b
+    assert y.grad_fn._saved_other is not None
+    with pytest.raises(AttributeError, match="saved"):
+        y.grad_fn._saved_result  # noqa: B018 - the output is not saved
+    y *= 3.0  # a write into the result is fine
+    b *= 2.0  # a write into x is not
+    with pytest.raises(RuntimeError, match="input 1 of DivideBackward0.*clone it first"):
+        y.sum().backward()
+
+
+def test_writes_into_inputs_against_torch():
+    torch = pytest.importorskip("torch")
+    x = da.tensor(M0, requires_grad=True)
+    b = x * 1
+    y = dnp.sign(b)
+    b *= 3.0
+    (y * b).sum().backward()
+    xt = torch.tensor(M0, requires_grad=True)
+    bt = xt * 1
+    yt = torch.sign(bt)
+    bt.mul_(3.0)
+    (yt * bt).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
 
 
 def test_writes_into_results_against_torch():

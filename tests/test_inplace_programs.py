@@ -2,8 +2,9 @@
 
 hypothesis draws a program over a few arrays: elementwise and binary operations, views
 and copies (slices, transposes, reshapes, einsum's permutations and diagonals, advanced
-indices, sort, tile, repeat), and in-place writes into any of them (``v[key] = s``,
-``v += w``, ``v *= w``). Each program runs three ways:
+indices, sort, tile, repeat, ``diagonal``: a read-only view), and in-place writes into
+any of them that NumPy lets be written (``v[key] = s``, ``v += w``, ``v *= w``). Each
+program runs three ways:
 
 * on NumPy arrays: the values, and which results are views (NumPy decides);
 * on dualad Tensors, as written (the writes in place);
@@ -74,6 +75,7 @@ UNARY = {
     # (rules that save nothing: a write after them leaves backward readable)
     "scale": lambda ns, v: v * 1.5 - 0.25,
     "neg": lambda ns, v: -v,
+    "sign": lambda ns, v: ns.fn("sign", v) - 0.5 * v,  # (a real sign saves nothing)
 }
 BINARY = {
     "add": lambda a, b: a + b,
@@ -89,6 +91,9 @@ DERIVE = [
     ("flat", lambda s: len(s) >= 1, lambda ns, v: v.reshape(-1)),
     ("einsum T", lambda s: len(s) == 2, lambda ns, v: ns.einsum("ij->ji", v)),
     ("einsum diag", lambda s: len(s) == 2 and s[0] == s[1], lambda ns, v: ns.einsum("ii->i", v)),
+    # (read-only in NumPy, as every view of it: not written, but it sees writes into v)
+    ("diagonal", lambda s: len(s) == 2, lambda ns, v: ns.m.diagonal(v)),
+    ("diagonal 1", lambda s: len(s) == 2 and s[1] > 1, lambda ns, v: ns.m.diagonal(v, 1)),
     ("fancy", lambda s: len(s) >= 1 and s[0] > 1, lambda ns, v: v[[v.shape[0] - 1, 0]]),
     ("sort", lambda s: len(s) >= 1, lambda ns, v: ns.sort(v)),
     ("tile", lambda s: len(s) >= 1, lambda ns, v: ns.tile(v)),
@@ -118,11 +123,14 @@ def _operand(w, shape):
     return w if tuple(w.shape) == tuple(shape) else (w * 0.1).sum()
 
 
-def _inplace_run(ns, x, program):
-    """The program as written, on ``ns``'s arrays; returns its arrays, and per derive step
-    whether the result shares memory with its source (asked of NumPy only)."""
+def _inplace_run(ns, x, program, ro=None):
+    """The program as written, on ``ns``'s arrays; returns its arrays, per derive step
+    whether the result shares memory with its source, and which arrays are read-only
+    (asked of NumPy only; the other runs are given ``ro`` and do not write into those)."""
     vs = [x * 1.0, UNARY["sin"](ns, x)]
     views = []
+    if ro is None:
+        ro = set()
     for step in program:
         kind = step[0]
         if kind == "unary":
@@ -138,10 +146,12 @@ def _inplace_run(ns, x, program):
                 continue
             r = f(ns, v)
             views.append(np.shares_memory(r, v) if ns.lib == "numpy" else None)
+            if ns.lib == "numpy" and not r.flags.writeable:
+                ro.add(len(vs))
             vs.append(r)
         else:
             v, w = vs[step[2] % len(vs)], vs[step[3] % len(vs)]
-            if v.ndim == 0:
+            if v.ndim == 0 or step[2] % len(vs) in ro:
                 continue
             if kind == "setitem":
                 v[KEYS[step[1]](tuple(v.shape))] = (w * 0.1).sum() + 0.25
@@ -149,14 +159,14 @@ def _inplace_run(ns, x, program):
                 v += _operand(w, v.shape)
             else:
                 v *= _operand(w, v.shape)
-    return vs, views
+    return vs, views, ro
 
 
 def _size(v):
     return int(np.prod(tuple(v.shape)))
 
 
-def _twin_run(x, program, views):
+def _twin_run(x, program, views, ro):
     """The program without a write: each array is (memory, positions in it)."""
     ns = _Np("dualad")
     mem = []  # each memory's value (a Tensor made anew at each write)
@@ -204,7 +214,7 @@ def _twin_run(x, program, views):
                 vs.append(new(f(ns, value(var))))
         else:
             var, w = vs[step[2] % len(vs)], value(vs[step[3] % len(vs)])
-            if var[1].ndim == 0:
+            if var[1].ndim == 0 or step[2] % len(vs) in ro:
                 continue
             if kind == "setitem":
                 sub = (var[0], var[1][KEYS[step[1]](var[1].shape)])
@@ -232,65 +242,67 @@ def _raises_inplace(e: BaseException) -> bool:
           phases=[hypothesis.Phase.generate])
 @given(st.lists(op, min_size=1, max_size=14))
 def test_random_programs_with_writes_equal_their_twins(program):
-    ref, views = _inplace_run(_Np("numpy"), X0.copy(), program)
-    # values: as written, without writes, and NumPy's
-    vs, _ = _inplace_run(_Np("dualad"), da.tensor(X0), program)
-    twin = _twin_run(da.tensor(X0), program, views)
+    ref, views, ro = _inplace_run(_Np("numpy"), X0.copy(), program)
+    # values: as written, without writes, and NumPy's (and which are read-only)
+    vs, _, _ = _inplace_run(_Np("dualad"), da.tensor(X0), program, ro)
+    twin = _twin_run(da.tensor(X0), program, views, ro)
+    for k, v in enumerate(vs):
+        assert v.numpy().flags.writeable == (k not in ro)
     assert len(vs) == len(twin) == len(ref)
     for a, b, c in zip(vs, twin, ref, strict=True):
         np.testing.assert_allclose(a.numpy(), c, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(b.numpy(), c, rtol=1e-12, atol=1e-12)
     # forward mode: the tangent of every array
     with da.dual_level():
-        vs, _ = _inplace_run(_Np("dualad"), da.make_dual(da.tensor(X0), da.tensor(T0)),
-                             program)
+        vs, _, _ = _inplace_run(_Np("dualad"), da.make_dual(da.tensor(X0), da.tensor(T0)),
+                                program, ro)
         got = da.unpack_dual(_loss(vs)).tangent
-        twin = _twin_run(da.make_dual(da.tensor(X0), da.tensor(T0)), program, views)
+        twin = _twin_run(da.make_dual(da.tensor(X0), da.tensor(T0)), program, views, ro)
         want = da.unpack_dual(_loss(twin)).tangent
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-10)
     # reverse mode: the gradient (or torch's error, where a saved value was written)
     x = da.tensor(X0, requires_grad=True)
-    vs, _ = _inplace_run(_Np("dualad"), x, program)
+    vs, _, _ = _inplace_run(_Np("dualad"), x, program, ro)
     try:
         _loss(vs).backward()
     except RuntimeError as e:
         if not _raises_inplace(e):
             raise
-        _torch_raises_too(program)
+        _torch_raises_too(program, ro)
         return
     xt = da.tensor(X0, requires_grad=True)
-    _loss(_twin_run(xt, program, views)).backward()
+    _loss(_twin_run(xt, program, views, ro)).backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-10)
-    _torch_agrees(program, x.grad.numpy())
+    _torch_agrees(program, x.grad.numpy(), ro)
 
 
-def _torch_run(program):
+def _torch_run(program, ro):
     import torch
 
     x = torch.tensor(X0, requires_grad=True)
-    vs, _ = _inplace_run(_Np("torch"), x, program)
+    vs, _, _ = _inplace_run(_Np("torch"), x, program, ro)
     _loss(vs, torch.from_numpy).backward()
     return x.grad.numpy()
 
 
-def _torch_raises_too(program):
+def _torch_raises_too(program, ro):
     try:
         import torch  # noqa: F401
     except ImportError:
         return
     with pytest.raises(RuntimeError) as e:
-        _torch_run(program)
+        _torch_run(program, ro)
     # (or torch refused a write whose operand overlaps the memory written, first)
     assert _raises_inplace(e.value) or "single memory location" in str(e.value)
 
 
-def _torch_agrees(program, grad):
+def _torch_agrees(program, grad, ro):
     try:
         import torch  # noqa: F401
     except ImportError:
         return
     try:
-        want = _torch_run(program)
+        want = _torch_run(program, ro)
     except RuntimeError:
         # torch refuses some programs dualad computes: a write into a result torch saves
         # and dualad's rule does not read, an operand that overlaps the memory written

@@ -116,10 +116,15 @@ def test_backward_twice_raises_wherever_torch_freed_saved_values(fn) -> None:
     lambda b: b.copy(), lambda b: dnp.cumsum(b), lambda b: dnp.roll(b, 1), lambda b: b.mean(),
     lambda b: dnp.flip(b), lambda b: dnp.concatenate([b, dnp.ones(2)]),
     lambda b: dnp.diag(b), lambda b: dnp.diagonal(b.reshape(1, 3) + dnp.zeros((3, 3))),
+    # torch's tril/triu backward saves only k (dualad's mask is a parameter of the rule)
+    lambda b: dnp.tril(b), lambda b: dnp.triu(b.reshape(3, 1) + b, 1),
+    lambda b: dnp.sign(b),  # torch's real sign saves nothing (its derivative is 0)
     # deliberate differences (docs/graph.md): torch saves and frees these constants
     lambda b: b * 2.0, lambda b: b / 2.0, lambda b: dnp.take(b, [0, 2]),
+    lambda b: dnp.angle(b),  # (torch's saves the real input its rule does not read)
 ], ids=["add", "rsub", "reshape", "slice", "copy", "cumsum", "roll", "mean", "flip",
-        "concatenate", "diag", "diagonal", "mul-const", "div-const", "take"])
+        "concatenate", "diag", "diagonal", "tril", "triu", "sign", "mul-const", "div-const", "take",
+        "angle"])
 def test_backward_twice_through_what_saves_nothing_works(fn) -> None:
     b = _r(3)
     y = fn(b).sum()

@@ -1398,9 +1398,12 @@ PRIMS["conj"] = _self_linear("conj", np.conjugate)
 PRIMS["real"] = _self_linear("real", np.real)
 PRIMS["imag"] = _self_linear("imag", np.imag)
 PRIMS["real"].view = PRIMS["imag"].view = True  # (NumPy's real and imag parts are views)
+# sign's and angle's derivatives are 0 for a real input: their rules read z only when it is
+# complex (a real sign saves nothing, as torch's; a later write into x does not matter)
+_IF_COMPLEX = ("0 if complex",)
 PRIMS["abs"] = _special("abs", np.abs, _abs_jvp, (0,))
-PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, (0,))
-PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, (0,))
+PRIMS["sign"] = _special("sign", np.sign, _sign_jvp, _IF_COMPLEX)
+PRIMS["angle"] = _special("angle", np.angle, _angle_jvp, _IF_COMPLEX)
 
 for _p in PRIMS.values():
     _p.arity = _p.nin

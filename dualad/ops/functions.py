@@ -1845,12 +1845,6 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     )
 
 
-def _tri_mask(a: Any, k: int, upper: bool) -> Any:
-    n, m = a.shape[-2], a.shape[-1]
-    ones = np.ones((n, m), bool, like=_device_like(a._data))  # on a's device (NEP 35)
-    return np.triu(ones, k) if upper else np.tril(ones, k)
-
-
 def triu(m: Any, k: int = 0) -> Any:
     """``numpy.triu``: zeros below the ``k``-th diagonal (a 1-D input is a row repeated).
 
@@ -1867,7 +1861,7 @@ def triu(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m, k, True), m, 0)
+    return apply(L.tri, m, k=_index(k), upper=True)
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -1886,11 +1880,14 @@ def tril(m: Any, k: int = 0) -> Any:
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return where(_tri_mask(m, k, False), m, 0)
+    return apply(L.tri, m, k=_index(k), upper=False)
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """``numpy.diagonal`` (as a gather; the diagonal is the last axis).
+    """``numpy.diagonal``: a read-only view, as NumPy's (the diagonal is the last axis).
+
+    A later write into ``a`` is seen by the diagonal, value and derivative; a write into
+    the diagonal raises NumPy's ``ValueError`` (write into a copy: ``d.copy()``).
 
     Examples
     --------
@@ -1904,8 +1901,11 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     a = asarray_t(a)
     a = moveaxis(a, (_norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)), (-2, -1))
     n, m = a.shape[-2], a.shape[-1]
-    i = np.arange(builtins.max(0, -offset), builtins.min(n, m - offset))
-    return getitem(a, (Ellipsis, i, i + offset))
+    r0, c0 = builtins.max(0, -offset), builtins.max(0, offset)
+    k = builtins.max(0, builtins.min(n - r0, m - c0))  # the diagonal's length
+    if (n, m) != (k, k):  # the square block the diagonal runs through (a basic slice: a view)
+        a = getitem(a, (Ellipsis, slice(r0, r0 + k), slice(c0, c0 + k)))
+    return apply(L.diagonal, a, writeable=False)
 
 
 def diag(v: Any, k: int = 0) -> Any:
@@ -2155,7 +2155,7 @@ def _einsum_view(a: Tensor, term: str, out: str) -> Tensor:
         rest = [k for k in range(len(t)) if k not in (i, j)]
         if rest + [i, j] != list(range(len(t))):
             r = apply(L.transpose, r, axes=tuple(rest + [i, j]))
-        r = apply(L.diagonal, r)
+        r = apply(L.diagonal, r, writeable=True)  # (np.einsum's diagonal is writable)
         t = [t[k] for k in rest] + [c]
     # the output's order; a transpose that permutes nothing is still a new view, as NumPy's
     # einsum('ij->ij', a) is

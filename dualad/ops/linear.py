@@ -130,20 +130,36 @@ broadcast_to = _linear1(
 )
 
 
-def _diagonal_impl(a: Any) -> Any:
-    # NumPy's einsum takes a diagonal as a writable view (np.diagonal's is read-only)
-    return np.einsum("...ii->...i", a)
+def _diagonal_impl(a: Any, *, writeable: bool) -> Any:
+    # NumPy's einsum takes a diagonal as a writable view, np.diagonal as a read-only one
+    return np.einsum("...ii->...i", a) if writeable else np.diagonal(a, 0, -2, -1)
 
 
 # The diagonal of the last two axes (of equal length), a view: what einsum('ii->i', a)
-# returns in NumPy. Its transpose puts the cotangent on the diagonal of zeros; a write
-# into it is a setitem at the diagonal's positions (ops.inplace).
+# (writeable) and np.diagonal (read-only) return in NumPy. Its transpose puts the
+# cotangent on the diagonal of zeros; a write into it is a setitem at the diagonal's
+# positions (ops.inplace).
 diagonal = _linear1(
     "diagonal",
     _diagonal_impl,
-    lambda arrays, nbs: (_diagonal_impl(arrays[0]), nbs[0]),
-    lambda args: (tuple(args[0].shape[:-1]), args[0].dtype),
+    lambda arrays, nbs, *, writeable: (_diagonal_impl(arrays[0], writeable=writeable), nbs[0]),
+    lambda args, *, writeable: (tuple(args[0].shape[:-1]), args[0].dtype),
     True,
+)
+
+
+def _tri_impl(a: Any, *, k: int, upper: bool) -> Any:
+    return np.triu(a, k) if upper else np.tril(a, k)
+
+
+# The upper (``triu``) or lower (``tril``) triangle of the last two axes, zeros elsewhere:
+# a mask that depends on the shape and ``k`` alone, so the rule reads no value (as torch's
+# tril/triu backward saves only k: a second backward works) and is its own transpose.
+tri = _linear1(
+    "tri",
+    _tri_impl,
+    lambda arrays, nbs, *, k, upper: (_tri_impl(arrays[0], k=k, upper=upper), nbs[0]),
+    lambda args, *, k, upper: (tuple(args[0].shape), args[0].dtype),
 )
 
 

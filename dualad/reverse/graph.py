@@ -929,15 +929,23 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         for r in want:
             if r in saved:
                 continue
-            if r == "out":
-                saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
-                    if prim.multi else [_save_output(out, 0, plain)]
-            elif r.__class__ is str:  # "out<k>": output k of several alone (None: not read)
-                k = int(r[3:])
-                outs = saved.get("out") or [None] * len(out)
-                outs[k] = _save_output(out[k], k, plain)
-                saved["out"] = outs
-            elif r < i:
+            if r.__class__ is str:
+                if r == "out":
+                    saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
+                        if prim.multi else [_save_output(out, 0, plain)]
+                    continue
+                if r[0] == "o":  # "out<k>": output k of several alone (None: not read)
+                    k = int(r[3:])
+                    outs = saved.get("out") or [None] * len(out)
+                    outs[k] = _save_output(out[k], k, plain)
+                    saved["out"] = outs
+                    continue
+                # "<k> if complex": input k, read by the rule only if it is complex (the
+                # real derivative of sign and angle is 0: torch's real sign saves nothing)
+                r = int(r.split()[0])
+                if r in saved or avals[r] is None or avals[r][1].kind != "c":
+                    continue
+            if r < i:
                 a = args[r]
                 if a.__class__ is not Tensor:
                     if a.__class__ in _SCALARS:

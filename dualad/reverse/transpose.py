@@ -266,7 +266,7 @@ def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
     return [D.apply(L.index_add, ct, idx=idx, shape=args[0].shape)]
 
 
-def _diagonal_t(ct: Any, args: Any) -> list[Any]:
+def _diagonal_t(ct: Any, args: Any, *, writeable: bool) -> list[Any]:
     shape = args[0].shape
     return [D.apply(L.index_add, ct, idx=L.diagonal_index(len(shape), shape[-1]), shape=shape)]
 
@@ -454,6 +454,7 @@ RULES: dict[Any, Any] = {
     L.broadcast_to: lambda ct, args, *, shape: [unbroadcast(ct, args[0].shape)],
     L.getitem: _getitem_t,
     L.diagonal: _diagonal_t,
+    L.tri: lambda ct, args, *, k, upper: [D.apply(L.tri, ct, k=k, upper=upper)],
     L.index_add: _index_add_t,
     L.concatenate: _concat_t,
     L.cumsum: _cumsum_t,
