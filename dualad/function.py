@@ -295,7 +295,7 @@ class Function(metaclass=_FunctionMeta):
                 early = gm.state.grad and gm.state.tangent_grad and any(ctx.needs_input_grad) \
                     and any(isinstance(a, Tensor) and D.split(a, L)[0]._rg for a in live)
                 if early:
-                    _record(cls, ctx, live, plain, back, outs, nondiff, True)
+                    _record(cls, ctx, live, plain, back, outs, nondiff, dirty, True)
                 ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
                 try:
                     if early:
@@ -336,12 +336,14 @@ class Function(metaclass=_FunctionMeta):
                 if early:
                     _late_outputs(ctx, outs)
         if gm.state.grad and any(ctx.needs_input_grad) and not early:
-            _record(cls, ctx, live, plain, back, outs, nondiff, late)
+            _record(cls, ctx, live, plain, back, outs, nondiff, dirty, late)
         if late:
-            outs = _forward_by_backward(cls, ctx, live, plain, outs, nondiff)
+            outs = _forward_by_backward(cls, ctx, live, plain, outs, nondiff, dirty)
         for k, a in dirty.items():  # the modified input is the output: its history and
             inplace.commit(a, outs[k])  # tangent rebased onto this Function's
             outs[k] = a
+        if dirty and ctx._node is not None:
+            _dirty_saved(ctx, outs)
         return outs[0] if single else tuple(outs)
 
 
@@ -394,7 +396,8 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
-            outs: list[Tensor], nondiff: set[int], late: bool = False) -> None:
+            outs: list[Tensor], nondiff: set[int], dirty: dict[int, Any],
+            late: bool = False) -> None:
     edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
     node = new_node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
     node.edges = edges
@@ -405,12 +408,17 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     node.saved = {}
     out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
     saved: list[Any] = []
+    # an input forward modified in place (ctx.mark_dirty) is saved as the output it became,
+    # as torch saves it: once apply has committed it (see _dirty_saved)
+    became = {id(back_a): k for k, back_a in dirty.items()}
     # A Function with only jvp runs that jvp again, transposed, in the backward pass: what
     # it saved for forward is what it reads then (torch's jvp reads both as saved_tensors).
     to_save = ctx.to_save if ctx.to_save or cls._has("backward") else ctx.saved_for_forward
     for t in to_save:
         if t is None:
             saved.append(None)
+        elif id(t) in back and id(back[id(t)]) in became:
+            saved.append(_DirtyOutput(became[id(back[id(t)])]))
         elif id(t) in back:
             saved.append(SavedValue(back[id(t)]))
         elif id(t) in out_ids:  # (late: saved with its tangents, by _forward_by_backward)
@@ -547,7 +555,7 @@ _CTX_OWN = frozenset(FunctionCtx().__dict__)
 
 
 def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
-                         outs: list[Any], nondiff: set[int]) -> list[Any]:
+                         outs: list[Any], nondiff: set[int], dirty: dict[int, Any]) -> list[Any]:
     """``outs`` (the plain outputs of ``forward``, recorded if grad mode is on) made dual
     at every live level of the inputs, innermost last, as ``apply`` does for a primitive:
     the output tangents at a level are computed by the transposed backward on the values
@@ -555,6 +563,8 @@ def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: lis
     below), so the levels below and reverse-mode recording differentiate them in turn."""
     in_pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
     out_pos = {id(o): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
+    for k, a in dirty.items():  # an input modified in place is read as the output it became
+        out_pos[id(plain[next(i for i, b in enumerate(live) if b is a)])] = k
     diff = [isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc"
             for o in outs]
 
@@ -599,10 +609,10 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
     def value(t: Any, where: str) -> Any:
         if not isinstance(t, Tensor):
             return t
+        if id(t) in out_pos:  # (first: a dirty input is an output)
+            return ys[out_pos[id(t)]]
         if id(t) in in_pos:
             return ps[in_pos[id(t)]]
-        if id(t) in out_pos:
-            return ys[out_pos[id(t)]]
         if t.dtype.kind not in "fc" or not (below or recorded):
             return t
         msg = _unknown_derivative(name, where, "forward-over-forward" if below else
@@ -842,6 +852,29 @@ def _late_outputs(ctx: FunctionCtx, outs: list[Any]) -> None:
         node.saved["tensors"] = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _LateOutput)
                                  else s for s in node.saved["tensors"]]
     _output_attributes(ctx, outs)
+
+
+class _DirtyOutput:
+    """An input modified in place by forward (``ctx.mark_dirty``) and saved for backward:
+    saved as output ``k``, the output it became, once ``apply`` has written the output
+    into it (``_dirty_saved``)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _dirty_saved(ctx: FunctionCtx, outs: list[Any]) -> None:
+    """Save the dirty inputs among the saved tensors (``_DirtyOutput``) as the outputs they
+    became, after ``apply`` committed them: at their version then (torch allows saving a
+    dirty input; a later in-place change of the output is caught in backward), with their
+    tangents, and reattached to the Function's node (a second derivative differentiates
+    the backward through the output, as torch does)."""
+    node = ctx._node
+    if node.saved and "tensors" in node.saved:
+        node.saved["tensors"] = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _DirtyOutput)
+                                 else s for s in node.saved["tensors"]]
 
 
 class _SavedUnknown(SavedValue):
