@@ -414,7 +414,10 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
         grads = [g if g is not None or a is None else _make(np.zeros(*a, like=like)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
-    with _attributes_at(cls, ctx, node):
+    if _differentiated(node):
+        with _attributes_at(cls, ctx, node):
+            res = fn(ctx, *grads)
+    else:  # a first-order backward reads what forward saved, as it saved it
         res = fn(ctx, *grads)
     res = list(res) if isinstance(res, tuple) else [res]
     n_in = len(node.edges)
@@ -444,6 +447,15 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
     return out
 
 
+def _differentiated(node: Node) -> bool:
+    """Whether the rule a node runs in backward is itself differentiated: recorded
+    (``create_graph``: grad mode is on in backward) or run on inputs dual at a level (a
+    live one: forward-over-reverse). Only then does it read what ``_attributes_at``
+    gives; a first-order backward reads what forward saved, at no extra cost."""
+    return gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
+                                for a in node.consts)
+
+
 def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
                     needs: list[bool]) -> list[Any]:
     ctx = _ctx(node)
@@ -451,10 +463,9 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
             for i, n in enumerate(needs)]
     full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
             for lin, p in zip(lins, plain, strict=True)]
-    # second derivatives (the gradient recorded, or inputs dual at a live level): what the
-    # jvp reads, as for a custom backward; a first-order backward reads it as saved
-    if gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
-                            for a in node.consts):
+    # second derivatives: what the jvp reads, as for a custom backward; a first-order
+    # backward reads it as saved
+    if _differentiated(node):
         with _attributes_at(cls, ctx, node):
             t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
     else:
