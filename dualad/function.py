@@ -71,6 +71,7 @@ class FunctionCtx:
         self._node: Any = None
         self._jvp = False
         self._lin_saved: tuple[Any, ...] | None = None  # see _tangents_by_jvp, _tangents_by_backward
+        self._unreadable: dict[str, str] | None = None  # see _replace_attributes
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (inputs, outputs or intermediates) for ``backward``."""
@@ -587,7 +588,7 @@ def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
         msg = _unknown_derivative(name, where, "forward-over-forward" if below else
                                   "reverse-over-forward", "jvp")
         if below:
-            raise RuntimeError(msg)
+            raise _UnknownRead(msg)
         # reverse mode may never ask for it: an error only if it does
         return _UnknownDerivative.apply(t, msg, *[p for p in ps
                                                   if isinstance(p, Tensor) and p._rg])
@@ -669,7 +670,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         msg = _unknown_derivative(name, where, "forward-over-forward" if below else
                                   "reverse-over-forward")
         if below:
-            raise RuntimeError(msg)
+            raise _UnknownRead(msg)
         # reverse mode may never ask for it: an error only if it does
         tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
         return _UnknownDerivative.apply(t, msg, *tracked)
@@ -799,7 +800,7 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
         if id(x) in outs:  # an output, with its tangent
             return outs[id(x)].get(node, f"ctx.{k}")
         if fwd:
-            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
+            raise _UnknownRead(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
                                                    rule))
         if tracked and not x._rg:  # (an output has its history)
             return _UnknownDerivative.apply(
@@ -823,27 +824,61 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
             node.saved["tensors"] = saved
 
 
+class _UnknownRead(RuntimeError):
+    """A value a rule would read whose derivative is needed and unknown (raised by the
+    ``value`` functions given to ``_replace_attributes``)."""
+
+
+class _GuardedCtx(FunctionCtx):
+    """A ctx while a rule runs that must not read some of its attributes (their
+    derivative is unknown): reading one raises, naming it; setting it anew is allowed."""
+
+    def __getattribute__(self, k: str) -> Any:
+        bad = object.__getattribute__(self, "_unreadable")
+        if bad and k in bad:
+            raise RuntimeError(bad[k])
+        return object.__getattribute__(self, k)
+
+    def __setattr__(self, k: str, v: Any) -> None:
+        bad = object.__getattribute__(self, "_unreadable")
+        if bad:
+            bad.pop(k, None)
+        object.__setattr__(self, k, v)
+
+
 def _replace_attributes(ctx: FunctionCtx, value: Any) -> dict[str, tuple[Any, Any]]:
     """Replace each user attribute of ``ctx`` (``ctx.x = x``; each item of a tuple or list
     held there) by ``value(item, name)`` while a rule runs; return what changed, name ->
-    (old, new), for ``_restore_attributes``."""
+    (old, new), for ``_restore_attributes``. An attribute for which ``value`` raises
+    ``_UnknownRead`` (an intermediate whose derivative is needed) raises only if the
+    rule reads it: a Function's attributes may be kept for its other rule."""
     subst = {}
+    bad = {}
     for k, v in vars(ctx).items():
         if k in _CTX_OWN:
             continue
-        if isinstance(v, (tuple, list)):
-            new = [value(x, k) for x in v] if isinstance(v, list) else \
-                tuple(value(x, k) for x in v)  # (a namedtuple read as a tuple)
-            if any(a is not b for a, b in zip(new, v, strict=True)):
+        try:
+            if isinstance(v, (tuple, list)):
+                new = [value(x, k) for x in v] if isinstance(v, list) else \
+                    tuple(value(x, k) for x in v)  # (a namedtuple read as a tuple)
+                if any(a is not b for a, b in zip(new, v, strict=True)):
+                    subst[k] = (v, new)
+            elif (new := value(v, k)) is not v:
                 subst[k] = (v, new)
-        elif (new := value(v, k)) is not v:
-            subst[k] = (v, new)
+        except _UnknownRead as e:
+            bad[k] = str(e)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
+    if bad:
+        ctx._unreadable = bad
+        ctx.__class__ = _GuardedCtx
     return subst
 
 
 def _restore_attributes(ctx: FunctionCtx, subst: dict[str, tuple[Any, Any]]) -> None:
+    if ctx.__class__ is _GuardedCtx:
+        ctx.__class__ = FunctionCtx
+        ctx._unreadable = None
     for k, (old, new) in subst.items():
         if vars(ctx).get(k) is new:  # (unless the rule set it anew)
             setattr(ctx, k, old)

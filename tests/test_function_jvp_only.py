@@ -522,3 +522,48 @@ def test_a_complex_jvp_gives_the_second_derivatives_of_the_same_program_in_duala
                          (F.jacfwd, F.jacfwd)]:
         close(outer(inner(f))(da.tensor(z0)), outer(inner(ref))(da.tensor(z0)))
     close(F.hvp(f, da.tensor(z0), v)[1], F.hvp(ref, da.tensor(z0), v)[1])
+
+
+class SumSinEachItsOwn(da.Function):
+    """jvp and backward, each keeping an intermediate the other does not read: the jvp
+    reads its input (saved for forward) and ctx.c is cos(x), for backward only; the
+    backward reads its input (saved) and ctx.s is sin(x), for nothing at all."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_forward(x)
+        ctx.save_for_backward(x)
+        ctx.c, ctx.s = dnp.cos(x), dnp.sin(x)
+        return dnp.sum(ctx.s)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return dnp.sum(dnp.cos(x) * t)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * dnp.cos(x)
+
+
+def test_an_intermediate_attribute_a_rule_does_not_read_is_not_refused():
+    # forward-over-forward (the jvp) and forward-over-reverse (the backward) refused it,
+    # saying the rule read ctx.c (or ctx.s), which it did not
+    H_closed = -np.diag(np.sin(X0))
+    for H_fd in _fd_hessian(SumSinEachItsOwn.apply, X0):
+        close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
+    for _, how in _compositions(SumSinEachItsOwn.apply, X0):
+        _check(how(), H_closed)
+
+
+def test_an_intermediate_attribute_a_rule_reads_raises_when_read():
+    class ReadsC(SumSinEachItsOwn):
+        @staticmethod
+        def jvp(ctx, t):
+            ctx.s = None  # set anew: allowed
+            return dnp.sum(ctx.c * t)
+
+    with pytest.raises(RuntimeError, match=r"ReadsC.jvp reads ctx.c, which is neither.*"
+                                           "forward-over-forward"):
+        F.jacfwd(F.jacfwd(ReadsC.apply))(da.tensor(X0))
