@@ -5,17 +5,20 @@ A Function's ``forward`` runs on plain tensors (no levels, no recording). Its
 mode — the one place a reverse rule is written by hand, and honoured as given.
 A Function with only ``jvp`` gets reverse mode by transposing that jvp, which
 must then be linear in the tangents (the error names the operation if not).
-Custom Functions with a jvp support one dual level at a time. Where a second
-derivative differentiates the jvp (reverse-over-forward: ``_jvp_reads``; or its
-transpose: ``_attributes_at``), what it reads is the input or the output itself, and
-an intermediate of forward raises by name when its derivative is needed.
 
 The other way round, a Function with only ``backward`` gets forward mode by
 transposing that backward, which is linear in its grad_outputs: it is run on
 symbolic grad_outputs, recording a linear program, and the program's transpose
-maps the input tangents to the output tangents (``_forward_by_backward``). This
-works at every dual level (the backward runs on the values of each level, so
-lower levels and reverse recording differentiate its coefficients).
+maps the input tangents to the output tangents (``_tangents_by_backward``).
+
+Either rule works at every dual level, as a primitive's does (``_forward_by_levels``):
+it runs once per live level, innermost first, on the values of that level (the
+inputs' primals there and the outputs made dual at the levels below), so lower
+levels and reverse recording differentiate its coefficients. Where a second
+derivative differentiates a rule (forward-over-forward, reverse-over-forward; or
+the backward or the transposed jvp: ``_attributes_at``), what it reads is the input
+or the output itself, and an intermediate of forward raises by name when its
+derivative is needed.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ class FunctionCtx:
         self._saved: list[Any] | None = None
         self._node: Any = None
         self._jvp = False
-        self._lin_saved: tuple[Any, ...] | None = None  # see _forward_by_backward
+        self._lin_saved: tuple[Any, ...] | None = None  # see _tangents_by_jvp, _tangents_by_backward
+        self._unreadable: dict[str, str] | None = None  # see _replace_attributes
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (inputs, outputs or intermediates) for ``backward``."""
@@ -230,13 +234,6 @@ class Function(metaclass=_FunctionMeta):
         L = max((a._level for a in live if isinstance(a, Tensor) and a._level < D.LIN),
                 default=0)
         by_backward = not cls._has("jvp") and cls._has("backward")
-        if not by_backward and \
-                len(set().union(*[_levels(a) for a in live if isinstance(a, Tensor)])) > 1:
-            raise RuntimeError(
-                f"{cls.__name__}.apply: the inputs carry tangents at two nested dual levels; "
-                "custom Functions support one dual level at a time (compose dualad "
-                "operations instead to get higher-order forward derivatives)"
-            )
         plain: list[Any] = []
         back: dict[int, Any] = {}
         for a in live:
@@ -266,82 +263,26 @@ class Function(metaclass=_FunctionMeta):
         dirty = _dirty(cls, ctx, back, outs)  # output position -> the input it modified
         outs = [_view_of(o) if id(o) in back else o for o in outs]  # an input returned as is
         nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
-        # forward mode: the user's jvp at the top live level (or its transposed backward,
-        # after recording: see _forward_by_backward)
-        late = early = False
-        if L:
-            tans = [D.split(a, L)[1] if isinstance(a, Tensor) else None for a in live]
-            if by_backward:
-                late = any(t is not None for t in tans)
-            elif any(t is not None for t in tans):
-                if not cls._has("jvp"):
-                    raise RuntimeError(
-                        f"{cls.__name__} implements neither jvp nor backward, so it cannot be "
-                        "used with forward-mode AD; define a staticmethod jvp(ctx, *tangents) "
-                        "(or backward(ctx, *grad_outputs), which forward mode transposes)"
-                    )
-                # (an integer input has no tangent: None, as torch passes)
-                full = [(t if t is not None else _zeros_like(p))
-                        if isinstance(p, Tensor) and p.dtype.kind in "fc" else None
-                        for p, t in zip(plain, tans, strict=True)]
-                # a dirty input's jvp may update its tangent in place and return it: it gets
-                # a copy of its own (tangent arrays are shared between results)
-                for a in dirty.values():
-                    i = next(i for i, b in enumerate(live) if b is a)
-                    if isinstance(full[i], Tensor):
-                        full[i] = full[i].copy()
-                # reverse-over-forward: recorded first, the jvp reads the inputs and outputs
-                # that carry reverse history (see _jvp_reads); else forward's plain values
-                early = gm.state.grad and gm.state.tangent_grad and any(ctx.needs_input_grad) \
-                    and any(isinstance(a, Tensor) and D.split(a, L)[0]._rg for a in live)
-                if early:
-                    _record(cls, ctx, live, plain, back, outs, nondiff, True)
-                ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
-                try:
-                    if early:
-                        with _jvp_reads(cls, ctx, live, plain, outs, L):
-                            tout = cls.jvp(ctx, *full)
-                    else:
-                        tout = cls.jvp(ctx, *full)
-                finally:
-                    ctx._jvp = False
-                tout = (tout,) if not isinstance(tout, tuple) else tout
-                if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
-                    from .anomaly_mode import _finite_inputs, check_tangents
-
-                    check_tangents(cls.__name__, [t if isinstance(t, Tensor) else None
-                                                  for t in tout],
-                                   lambda: _finite_inputs([*plain, *full], -1))
-                nb = max((t._nb for t in full if isinstance(t, Tensor)), default=0)
-                for t in tout:
-                    if isinstance(t, Tensor) and t._nb < nb:
-                        raise RuntimeError(
-                            f"{cls.__name__}.jvp returned a tangent without the batch axis of "
-                            "its batched input tangents; compute it from the tangents with "
-                            "dualad operations (they carry the batch axis)"
-                        )
-                for k, (o, t) in enumerate(zip(outs, tout, strict=False)):
-                    if t is not None and (id(o) in nondiff or not isinstance(o, Tensor)
-                                          or o.dtype.kind not in "fc"):
-                        raise RuntimeError(  # (torch's check: a tangent would be dropped)
-                            f"{cls.__name__}.jvp returned a tangent at position {k}, but the "
-                            "corresponding forward output is not a differentiable Tensor ("
-                            + ("marked non-differentiable" if id(o) in nondiff else
-                               f"a Tensor of dtype {o.dtype}" if isinstance(o, Tensor) else
-                               f"a {type(o).__name__}") + "). You should return None at that "
-                            "position instead.")
-                outs = [o if (t is None or id(o) in nondiff or not isinstance(o, Tensor))
-                        else D.dual(L, o, t)
-                        for o, t in zip(outs, tout, strict=False)] + outs[len(tout):]
-                if early:
-                    _late_outputs(ctx, outs)
-        if gm.state.grad and any(ctx.needs_input_grad) and not early:
-            _record(cls, ctx, live, plain, back, outs, nondiff, late)
+        # forward mode, after recording: the output tangents at each live level, innermost
+        # first, by the user's jvp or by its transposed backward (see _forward_by_levels)
+        if L and not by_backward and not cls._has("jvp"):
+            raise RuntimeError(
+                f"{cls.__name__} implements neither jvp nor backward, so it cannot be "
+                "used with forward-mode AD; define a staticmethod jvp(ctx, *tangents) "
+                "(or backward(ctx, *grad_outputs), which forward mode transposes)"
+            )
+        late = bool(L)
+        if gm.state.grad and any(ctx.needs_input_grad):
+            _record(cls, ctx, live, plain, back, outs, nondiff, dirty, late)
         if late:
-            outs = _forward_by_backward(cls, ctx, live, plain, outs, nondiff)
+            outs = _forward_by_levels(cls, ctx, live, plain, outs, nondiff, dirty,
+                                      _tangents_by_backward if by_backward else
+                                      _tangents_by_jvp)
         for k, a in dirty.items():  # the modified input is the output: its history and
             inplace.commit(a, outs[k])  # tangent rebased onto this Function's
             outs[k] = a
+        if dirty and ctx._node is not None:
+            _dirty_saved(ctx, outs)
         return outs[0] if single else tuple(outs)
 
 
@@ -366,12 +307,6 @@ def _dirty(cls: Any, ctx: FunctionCtx, back: dict[int, Any], outs: list[Tensor])
     return dirty
 
 
-def _levels(t: Tensor) -> set[int]:
-    if not t._level or t._level >= D.LIN:
-        return set()
-    return {t._level} | _levels(t._primal) | _levels(t._tangent)
-
-
 def _view_of(t: Tensor) -> Tensor:
     """A new Tensor of ``t``'s data, as a view: it shares ``t``'s version counter."""
     u = _make(t._data)
@@ -394,7 +329,8 @@ def _zeros_like(p: Tensor) -> Tensor:
 
 
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
-            outs: list[Tensor], nondiff: set[int], late: bool = False) -> None:
+            outs: list[Tensor], nondiff: set[int], dirty: dict[int, Any],
+            late: bool = False) -> None:
     edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
     node = new_node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
     node.edges = edges
@@ -405,15 +341,20 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
     node.saved = {}
     out_ids = {id(D.innermost(o)): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
     saved: list[Any] = []
+    # an input forward modified in place (ctx.mark_dirty) is saved as the output it became,
+    # as torch saves it: once apply has committed it (see _dirty_saved)
+    became = {id(back_a): k for k, back_a in dirty.items()}
     # A Function with only jvp runs that jvp again, transposed, in the backward pass: what
     # it saved for forward is what it reads then (torch's jvp reads both as saved_tensors).
     to_save = ctx.to_save if ctx.to_save or cls._has("backward") else ctx.saved_for_forward
     for t in to_save:
         if t is None:
             saved.append(None)
+        elif id(t) in back and id(back[id(t)]) in became:
+            saved.append(_DirtyOutput(became[id(back[id(t)])]))
         elif id(t) in back:
             saved.append(SavedValue(back[id(t)]))
-        elif id(t) in out_ids:  # (late: saved with its tangents, by _forward_by_backward)
+        elif id(t) in out_ids:  # (late: saved with its tangents, by _forward_by_levels)
             k = out_ids[id(t)]
             saved.append(_LateOutput(k) if late else SavedValue(outs[k], True, k))
         else:
@@ -474,7 +415,10 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
         grads = [g if g is not None or a is None else _make(np.zeros(*a, like=like)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
-    with _attributes_at(cls, ctx, node):
+    if _differentiated(node):
+        with _attributes_at(cls, ctx, node):
+            res = fn(ctx, *grads)
+    else:  # a first-order backward reads what forward saved, as it saved it
         res = fn(ctx, *grads)
     res = list(res) if isinstance(res, tuple) else [res]
     n_in = len(node.edges)
@@ -504,6 +448,15 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
     return out
 
 
+def _differentiated(node: Node) -> bool:
+    """Whether the rule a node runs in backward is itself differentiated: recorded
+    (``create_graph``: grad mode is on in backward) or run on inputs dual at a level (a
+    live one: forward-over-reverse). Only then does it read what ``_attributes_at``
+    gives; a first-order backward reads what forward saved, at no extra cost."""
+    return gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
+                                for a in node.consts)
+
+
 def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
                     needs: list[bool]) -> list[Any]:
     ctx = _ctx(node)
@@ -511,10 +464,9 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
             for i, n in enumerate(needs)]
     full = [lin if lin is not None else (_zeros_like(p) if isinstance(p, Tensor) else None)
             for lin, p in zip(lins, plain, strict=True)]
-    # second derivatives (the gradient recorded, or inputs dual at a live level): what the
-    # jvp reads, as for a custom backward; a first-order backward reads it as saved
-    if gm.state.grad or any(isinstance(a, Tensor) and 0 < a._level < D.LIN
-                            for a in node.consts):
+    # second derivatives: what the jvp reads, as for a custom backward; a first-order
+    # backward reads it as saved
+    if _differentiated(node):
         with _attributes_at(cls, ctx, node):
             t, prog = linearize(cls.__name__, lambda: cls.jvp(ctx, *full), user="jvp")
     else:
@@ -534,7 +486,7 @@ def _jvp_transposed(cls: Any, node: Node, plain: list[Any], grads: list[Any],
 
 class _LateOutput:
     """An output saved by ``save_for_backward`` whose SavedValue is made once its tangents
-    are known (``_forward_by_backward``): forward-over-reverse reads them in backward."""
+    are known (``_forward_by_levels``): forward-over-reverse reads them in backward."""
 
     __slots__ = ("k",)
 
@@ -546,30 +498,46 @@ class _LateOutput:
 _CTX_OWN = frozenset(FunctionCtx().__dict__)
 
 
-def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
-                         outs: list[Any], nondiff: set[int]) -> list[Any]:
+def _forward_by_levels(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
+                       outs: list[Any], nondiff: set[int], dirty: dict[int, Any],
+                       rule: Any) -> list[Any]:
     """``outs`` (the plain outputs of ``forward``, recorded if grad mode is on) made dual
     at every live level of the inputs, innermost last, as ``apply`` does for a primitive:
-    the output tangents at a level are computed by the transposed backward on the values
-    of that level (the inputs' primals there, and the outputs made dual at the levels
-    below), so the levels below and reverse-mode recording differentiate them in turn."""
+    the output tangents at a level are computed by ``rule`` (``_tangents_by_jvp``: the
+    user's jvp; ``_tangents_by_backward``: the transposed backward) on the values of that
+    level (the inputs' primals there, and the outputs made dual at the levels below), so
+    the levels below and reverse-mode recording differentiate them in turn."""
     in_pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
     out_pos = {id(o): k for k, o in enumerate(outs) if isinstance(o, Tensor)}
+    for k, a in dirty.items():  # an input modified in place is read as the output it became
+        out_pos[id(plain[next(i for i, b in enumerate(live) if b is a)])] = k
     diff = [isinstance(o, Tensor) and id(o) not in nondiff and o.dtype.kind in "fc"
             for o in outs]
 
     def at(xs: list[Any]) -> list[Any]:
-        top = max((a._level for a in xs if isinstance(a, Tensor) and a._level < D.LIN),
-                  default=0)
+        top = 0
+        for a in xs:
+            if isinstance(a, Tensor) and top < a._level < D.LIN:
+                top = a._level
         if not top:
             return list(outs)
-        pairs = [D.split(a, top) if isinstance(a, Tensor) else (a, None) for a in xs]
-        ps = [p for p, _ in pairs]
-        ts = [t if isinstance(p, Tensor) and p.dtype.kind in "fc" else None for p, t in pairs]
-        ys = at(ps)
-        if all(t is None for t in ts):
+        ps, ts, below, some = [], [], False, False
+        for a in xs:
+            if isinstance(a, Tensor):
+                p, t = D.split(a, top)
+                below = below or 0 < p._level < D.LIN
+                if t is not None and p.dtype.kind not in "fc":
+                    t = None
+                some = some or t is not None
+                ps.append(p)
+                ts.append(t)
+            else:
+                ps.append(a)
+                ts.append(None)
+        ys = at(ps) if below else list(outs)
+        if not some:
             return ys
-        touts = _tangents_by_backward(cls, ctx, ps, ts, ys, diff, in_pos, out_pos)
+        touts = rule(cls, ctx, ps, ts, ys, diff, in_pos, out_pos, below)
         return [y if t is None else D.dual(top, y, t) for y, t in zip(ys, touts, strict=True)]
 
     res = at(live)
@@ -577,9 +545,103 @@ def _forward_by_backward(cls: Any, ctx: FunctionCtx, live: list[Any], plain: lis
     return res
 
 
+def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
+                     ys: list[Any], diff: list[bool], in_pos: dict[int, int],
+                     out_pos: dict[int, int], below: bool) -> list[Any]:
+    """The output tangents, given the input tangents ``ts`` at one level whose values are
+    ``ps`` (inputs) and ``ys`` (outputs): the user's jvp, reading those values.
+
+    What the jvp reads through ``ctx.saved_tensors`` (``save_for_forward``) or a ctx
+    attribute is, when its result is differentiated (the values are dual at a level
+    below: forward-over-forward; or its tangents are recorded: reverse-over-forward), the
+    input or the output itself at this level, as a primitive's rule reads it: forward ran
+    on plain copies, and its outputs are made dual at the levels below before this one.
+    An intermediate (a float Tensor forward computed that is neither) has no known
+    derivative: forward-over-forward raises, naming the Function and the value;
+    reverse-over-forward reads it as a value whose grad_fn raises if reverse mode reaches
+    it (torch reads it as a constant: a silently wrong second derivative). A first-order
+    jvp reads forward's plain values, at no extra cost."""
+    name = cls.__name__
+    # (an integer input has no tangent: None, as torch passes)
+    full = [(t if t is not None else _zeros_like(p))
+            if isinstance(p, Tensor) and p.dtype.kind in "fc" else None
+            for p, t in zip(ps, ts, strict=True)]
+    # a dirty input's jvp may update its tangent in place and return it: it gets a copy
+    # of its own (tangent arrays are shared between results)
+    if ctx.dirty:
+        for pid, i in in_pos.items():
+            if pid in out_pos and isinstance(full[i], Tensor):
+                full[i] = full[i].copy()
+    # (below: the values are dual at a level below this one)
+    recorded = gm.state.grad and gm.state.tangent_grad and \
+        any(isinstance(p, Tensor) and p._rg for p in ps)
+
+    def value(t: Any, where: str) -> Any:
+        if not isinstance(t, Tensor):
+            return t
+        if id(t) in out_pos:  # (first: a dirty input is an output)
+            return ys[out_pos[id(t)]]
+        if id(t) in in_pos:
+            return ps[in_pos[id(t)]]
+        if t.dtype.kind not in "fc":
+            return t
+        msg = _unknown_derivative(name, where, "forward-over-forward" if below else
+                                  "reverse-over-forward", "jvp")
+        if below:
+            raise _UnknownRead(msg)
+        # reverse mode may never ask for it: an error only if it does
+        return _UnknownDerivative.apply(t, msg, *[p for p in ps
+                                                  if isinstance(p, Tensor) and p._rg])
+
+    subst = None
+    if below or recorded:
+        ctx._lin_saved = tuple(value(t, _saved_where(i, "jvp"))
+                               for i, t in enumerate(ctx.saved_for_forward))
+        subst = _replace_attributes(ctx, lambda x, k: value(x, f"ctx.{k}"))
+    ctx._jvp = True  # (saved_tensors: what save_for_forward saved)
+    try:
+        if gm.state.grad and not gm.state.tangent_grad:  # (tangents not recorded)
+            with gm.no_grad():
+                tout = cls.jvp(ctx, *full)
+        else:
+            tout = cls.jvp(ctx, *full)
+    finally:
+        ctx._jvp = False
+        ctx._lin_saved = None
+        if subst is not None:
+            _restore_attributes(ctx, subst)
+    tout = (tout,) if not isinstance(tout, tuple) else tout
+    if gm.anomaly_threads[0] and gm.anomaly.on and gm.anomaly.check_nan:
+        from .anomaly_mode import check_tangents
+
+        check_tangents(name, [t if isinstance(t, Tensor) else None for t in tout],
+                       lambda: _finite_values([*ps, *full]))
+    nb = 0
+    for t in full:
+        if t is not None and t._nb > nb:
+            nb = t._nb
+    for t in tout:
+        if nb and isinstance(t, Tensor) and t._nb < nb:
+            raise RuntimeError(
+                f"{name}.jvp returned a tangent without the batch axis of its batched input "
+                "tangents; compute it from the tangents with dualad operations (they carry "
+                "the batch axis)"
+            )
+    for k, (y, t, d) in enumerate(zip(ys, tout, diff, strict=False)):
+        if t is not None and not d:
+            raise RuntimeError(  # (torch's check: a tangent would be dropped)
+                f"{name}.jvp returned a tangent at position {k}, but the corresponding "
+                "forward output is not a differentiable Tensor (" +
+                ("marked non-differentiable" if isinstance(y, Tensor) and y.dtype.kind in "fc"
+                 else f"a Tensor of dtype {y.dtype}" if isinstance(y, Tensor) else
+                 f"a {type(y).__name__}") + "). You should return None at that position "
+                "instead.")
+    return list(tout[:len(ys)]) + [None] * (len(ys) - len(tout))
+
+
 def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
                           ys: list[Any], diff: list[bool], in_pos: dict[int, int],
-                          out_pos: dict[int, int]) -> list[Any]:
+                          out_pos: dict[int, int], below: bool) -> list[Any]:
     """The output tangents, given the input tangents ``ts`` at one level whose values are
     ``ps`` (inputs) and ``ys`` (outputs): the transpose of ``backward`` linearized in its
     grad_outputs."""
@@ -591,7 +653,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
              for lin, y in zip(lins, ys, strict=True)]
     # what backward reads, at this level's values: an input's or output's own; something
     # else forward computed (an intermediate) has a derivative nobody knows
-    below = any(isinstance(p, Tensor) and 0 < p._level < D.LIN for p in ps)
+    # (below: the values are dual at a level below this one)
     recorded = gm.state.grad and gm.state.tangent_grad and any(
         isinstance(p, Tensor) and p._rg for p in ps)
     once = getattr(fn, "_once_differentiable", False)
@@ -599,16 +661,16 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
     def value(t: Any, where: str) -> Any:
         if not isinstance(t, Tensor):
             return t
+        if id(t) in out_pos:  # (first: a dirty input is an output)
+            return ys[out_pos[id(t)]]
         if id(t) in in_pos:
             return ps[in_pos[id(t)]]
-        if id(t) in out_pos:
-            return ys[out_pos[id(t)]]
         if t.dtype.kind not in "fc" or not (below or recorded):
             return t
         msg = _unknown_derivative(name, where, "forward-over-forward" if below else
                                   "reverse-over-forward")
         if below:
-            raise RuntimeError(msg)
+            raise _UnknownRead(msg)
         # reverse mode may never ask for it: an error only if it does
         tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
         return _UnknownDerivative.apply(t, msg, *tracked)
@@ -738,7 +800,7 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
         if id(x) in outs:  # an output, with its tangent
             return outs[id(x)].get(node, f"ctx.{k}")
         if fwd:
-            raise RuntimeError(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
+            raise _UnknownRead(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
                                                    rule))
         if tracked and not x._rg:  # (an output has its history)
             return _UnknownDerivative.apply(
@@ -762,74 +824,64 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
             node.saved["tensors"] = saved
 
 
+class _UnknownRead(RuntimeError):
+    """A value a rule would read whose derivative is needed and unknown (raised by the
+    ``value`` functions given to ``_replace_attributes``)."""
+
+
+class _GuardedCtx(FunctionCtx):
+    """A ctx while a rule runs that must not read some of its attributes (their
+    derivative is unknown): reading one raises, naming it; setting it anew is allowed."""
+
+    def __getattribute__(self, k: str) -> Any:
+        bad = object.__getattribute__(self, "_unreadable")
+        if bad and k in bad:
+            raise RuntimeError(bad[k])
+        return object.__getattribute__(self, k)
+
+    def __setattr__(self, k: str, v: Any) -> None:
+        bad = object.__getattribute__(self, "_unreadable")
+        if bad:
+            bad.pop(k, None)
+        object.__setattr__(self, k, v)
+
+
 def _replace_attributes(ctx: FunctionCtx, value: Any) -> dict[str, tuple[Any, Any]]:
     """Replace each user attribute of ``ctx`` (``ctx.x = x``; each item of a tuple or list
     held there) by ``value(item, name)`` while a rule runs; return what changed, name ->
-    (old, new), for ``_restore_attributes``."""
+    (old, new), for ``_restore_attributes``. An attribute for which ``value`` raises
+    ``_UnknownRead`` (an intermediate whose derivative is needed) raises only if the
+    rule reads it: a Function's attributes may be kept for its other rule."""
     subst = {}
+    bad = {}
     for k, v in vars(ctx).items():
         if k in _CTX_OWN:
             continue
-        if isinstance(v, (tuple, list)):
-            new = [value(x, k) for x in v] if isinstance(v, list) else \
-                tuple(value(x, k) for x in v)  # (a namedtuple read as a tuple)
-            if any(a is not b for a, b in zip(new, v, strict=True)):
+        try:
+            if isinstance(v, (tuple, list)):
+                new = [value(x, k) for x in v] if isinstance(v, list) else \
+                    tuple(value(x, k) for x in v)  # (a namedtuple read as a tuple)
+                if any(a is not b for a, b in zip(new, v, strict=True)):
+                    subst[k] = (v, new)
+            elif (new := value(v, k)) is not v:
                 subst[k] = (v, new)
-        elif (new := value(v, k)) is not v:
-            subst[k] = (v, new)
+        except _UnknownRead as e:
+            bad[k] = str(e)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
+    if bad:
+        ctx._unreadable = bad
+        ctx.__class__ = _GuardedCtx
     return subst
 
 
 def _restore_attributes(ctx: FunctionCtx, subst: dict[str, tuple[Any, Any]]) -> None:
+    if ctx.__class__ is _GuardedCtx:
+        ctx.__class__ = FunctionCtx
+        ctx._unreadable = None
     for k, (old, new) in subst.items():
         if vars(ctx).get(k) is new:  # (unless the rule set it anew)
             setattr(ctx, k, old)
-
-
-@contextlib.contextmanager
-def _jvp_reads(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any],
-               outs: list[Any], L: int) -> Any:
-    """While a jvp runs whose tangents are recorded (reverse-over-forward: an input's
-    primal at level ``L`` requires grad), what it reads through ``ctx.saved_tensors`` or a
-    ctx attribute, as a primitive's rule reads it (``_dispatch._dual``). The tangents
-    are a function of the inputs, but forward ran on plain copies of them: an input is
-    read as the caller gave it (its primal at ``L``, so that reverse mode differentiates
-    the tangents through it, as in torch), and an output as recorded (``apply`` records
-    the Function before its jvp runs in this case). An intermediate (a float Tensor
-    forward computed that is neither) has no known derivative: it is read as its value
-    with a grad_fn that raises, naming the Function and the value, if reverse mode
-    reaches it (torch reads it as a constant: a silently wrong second derivative)."""
-    name = cls.__name__
-    ps = [D.split(a, L)[0] if isinstance(a, Tensor) else a for a in live]
-    pos = {id(p): i for i, p in enumerate(plain) if isinstance(p, Tensor)}
-    mine = {id(o) for o in outs}
-    tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
-    # an input forward modified in place (ctx.mark_dirty) holds the output: read as such
-    dirty = {id(t): o for t in ctx.dirty for o in outs
-             if isinstance(o, Tensor) and isinstance(t, Tensor) and o._data is t._data}
-
-    def value(t: Any, where: str) -> Any:
-        if not isinstance(t, Tensor) or id(t) in mine:
-            return t
-        if id(t) in dirty:
-            return dirty[id(t)]
-        if id(t) in pos:
-            return ps[pos[id(t)]]
-        if t.dtype.kind not in "fc":
-            return t
-        return _UnknownDerivative.apply(
-            t, _unknown_derivative(name, where, "reverse-over-forward", "jvp"), *tracked)
-
-    ctx._lin_saved = tuple(value(t, _saved_where(i, "jvp"))
-                           for i, t in enumerate(ctx.saved_for_forward))
-    subst = _replace_attributes(ctx, lambda x, k: value(x, f"ctx.{k}"))
-    try:
-        yield
-    finally:
-        ctx._lin_saved = None
-        _restore_attributes(ctx, subst)
 
 
 def _late_outputs(ctx: FunctionCtx, outs: list[Any]) -> None:
@@ -842,6 +894,29 @@ def _late_outputs(ctx: FunctionCtx, outs: list[Any]) -> None:
         node.saved["tensors"] = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _LateOutput)
                                  else s for s in node.saved["tensors"]]
     _output_attributes(ctx, outs)
+
+
+class _DirtyOutput:
+    """An input modified in place by forward (``ctx.mark_dirty``) and saved for backward:
+    saved as output ``k``, the output it became, once ``apply`` has written the output
+    into it (``_dirty_saved``)."""
+
+    __slots__ = ("k",)
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+
+
+def _dirty_saved(ctx: FunctionCtx, outs: list[Any]) -> None:
+    """Save the dirty inputs among the saved tensors (``_DirtyOutput``) as the outputs they
+    became, after ``apply`` committed them: at their version then (torch allows saving a
+    dirty input; a later in-place change of the output is caught in backward), with their
+    tangents, and reattached to the Function's node (a second derivative differentiates
+    the backward through the output, as torch does)."""
+    node = ctx._node
+    if node.saved and "tensors" in node.saved:
+        node.saved["tensors"] = [SavedValue(outs[s.k], True, s.k) if isinstance(s, _DirtyOutput)
+                                 else s for s in node.saved["tensors"]]
 
 
 class _SavedUnknown(SavedValue):

@@ -780,3 +780,29 @@ def test_a_backward_run_for_forward_mode_can_print_its_symbolic_grad_output():
         t = fwAD.unpack_dual(Square.apply(x)).tangent
     np.testing.assert_allclose(t.numpy(), [2.0, 0.0])
     assert seen == ["tensor(<symbolic>, shape=(2,), dtype=float64)"]
+
+
+def test_a_first_order_backward_reads_what_forward_saved_and_a_recorded_one_the_input():
+    # a first-order backward (not recorded, no live level) reads ctx.x as forward saw it
+    # (no substitution, no cost); create_graph reads the caller's input, so that the
+    # second derivative goes through it
+    seen = []
+
+    class Sin(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.x = x
+            return dnp.sin(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            seen.append(ctx.x.requires_grad)
+            return g * dnp.cos(ctx.x)
+
+    x0 = np.array([0.3, -1.1])
+    x = da.tensor(x0, requires_grad=True)
+    dnp.sum(Sin.apply(x)).backward()
+    close(x.grad, np.cos(x0))
+    (g,) = da.grad(dnp.sum(Sin.apply(x)), x, create_graph=True)
+    close(da.grad(dnp.sum(g), x)[0], -np.sin(x0))
+    assert seen == [False, True]

@@ -199,10 +199,36 @@ def _tangent_then_grad(f, x0):
         return da.grad(t.sum(), x)[0]
 
 
+def _two_make_duals(f, x0):
+    """make_dual at two nested live levels (ones at the outer one, e_j at the inner one),
+    by hand: the outer tangent of the inner tangent, e_j^T H ones, for each j."""
+    col = []
+    with fwAD.dual_level():
+        a = fwAD.make_dual(da.tensor(x0), da.ones(x0.shape))
+        for e in np.eye(len(x0)):
+            with fwAD.dual_level():
+                t = fwAD.unpack_dual(f(fwAD.make_dual(a, da.tensor(e)))).tangent
+            col.append(fwAD.unpack_dual(t).tangent)
+    return dnp.stack(col)
+
+
+def _tangent_of_jacfwd(f, x0):
+    """jacfwd (batched tangents at the inner level) of a dual input (one tangent, ones, at
+    the outer level): the gradient's tangent, H @ ones."""
+    with fwAD.dual_level():
+        g = F.jacfwd(f)(fwAD.make_dual(da.tensor(x0), da.ones(x0.shape)))
+        return fwAD.unpack_dual(g).tangent
+
+
 def _compositions(f, x0):
     """(kind, Hessian or Hessian @ ones) for every way dualad composes two derivatives."""
     x = lambda: da.tensor(x0)  # noqa: E731
     return [
+        # (the outer jacfwd's tangents are batched, the inner's one column at a time)
+        ("forward-over-forward", lambda: F.jacfwd(F.jacfwd(f))(x())),
+        ("forward-over-forward", lambda: F.jacfwd(F.jacfwd(f), chunk_size=1)(x())),
+        ("forward-over-forward", lambda: _two_make_duals(f, x0)),
+        ("forward-over-forward", lambda: _tangent_of_jacfwd(f, x0)),
         ("reverse-over-reverse", lambda: F.jacrev(F.jacrev(f))(x())),
         ("reverse-over-reverse", lambda: F.hessian(f, x())),
         ("reverse-over-reverse", lambda: F.hessian(f, x(), create_graph=True)),
@@ -297,19 +323,59 @@ def test_a_jvp_beside_a_backward_that_reads_an_intermediate_refuses_reverse_over
     for H_fd in _fd_hessian(Fn.apply, X0):
         close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
     for kind, how in _compositions(Fn.apply, X0):
-        if kind == "reverse-over-forward":  # the jvp's tangent, differentiated by reverse
+        if kind in ("reverse-over-forward", "forward-over-forward"):  # the jvp's tangent,
+            # differentiated
             with pytest.raises(RuntimeError, match=f"SumSinBothSaved.jvp reads {_FWD_SAVED}"
-                                                   ".*reverse-over-forward"):
+                                                   f".*{kind}"):
                 how()
         else:  # reverse mode runs the backward, which reads the input
             _check(how(), H_closed)
 
 
-@pytest.mark.parametrize("Fn", [SumSinSaved, SumSinAttr, SumSinInput, SumSinBothInput])
-def test_forward_over_forward_through_a_jvp_is_refused_by_name(Fn):
-    with pytest.raises(RuntimeError, match=f"{Fn.__name__}.apply: the inputs carry tangents "
-                                           "at two nested dual levels"):
-        F.jacfwd(F.jacfwd(Fn.apply))(da.tensor(X0))
+class SumExpCubed(da.Function):
+    """jvp only; y = exp(3x), its jvp reading its output y and its input x (both saved
+    with save_for_forward), for third derivatives by three nested levels."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = dnp.exp(3 * x)
+        ctx.save_for_forward(x, y)
+        return y
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, y = ctx.saved_tensors
+        return 3 * y * t + 0 * x
+
+
+def test_forward_over_forward_over_forward_through_a_jvp():
+    # the jvp runs once per level (three here), each on values dual at the levels below
+    f = lambda x: dnp.sum(SumExpCubed.apply(x))  # noqa: E731
+    T = F.jacfwd(F.jacfwd(F.jacfwd(f)))(da.tensor(X0))
+    T_closed = np.zeros((3, 3, 3))
+    for i in range(3):
+        T_closed[i, i, i] = 27 * np.exp(3 * X0[i])
+    close(T, T_closed)
+    close(F.jacrev(F.jacfwd(F.jacfwd(f)))(da.tensor(X0)), T_closed)
+    close(F.jacfwd(F.jacrev(F.jacfwd(f)))(da.tensor(X0)), T_closed)
+
+
+def test_forward_over_forward_through_a_jvp_with_an_intermediate_below_an_input():
+    # the inner level's jvp reads forward's values (first order): only a level with a
+    # level below raises, when the tangent's coefficient needs its derivative
+    with fwAD.dual_level():
+        x = fwAD.make_dual(da.tensor(X0), da.ones(3))
+        close(fwAD.unpack_dual(SumSinSaved.apply(x)).tangent, np.cos(X0).sum())
+        with fwAD.dual_level(), pytest.raises(RuntimeError, match="forward-over-forward"):
+            SumSinSaved.apply(fwAD.make_dual(x, da.ones(3)))
+    # a plain primal whose tangent is dual at a level below: the coefficient is constant
+    # there (its primal has no tangent at that level), so nothing is refused
+    with fwAD.dual_level():
+        t = fwAD.make_dual(da.ones(3), da.tensor([1.0, 2.0, 3.0]))
+        with fwAD.dual_level():
+            y = SumSinSaved.apply(fwAD.make_dual(da.tensor(X0), t))
+            tt = fwAD.unpack_dual(y).tangent
+        close(fwAD.unpack_dual(tt).tangent, np.cos(X0) @ [1.0, 2.0, 3.0])
 
 
 def test_first_order_jvp_reads_the_plain_values():
@@ -425,7 +491,8 @@ def test_a_two_input_jvp_gives_every_hessian_block():
                {"outer_jacobian_strategy": "forward-mode"},
                {"outer_jacobian_strategy": "forward-mode", "vectorize": True}]:
         close(flat(F.hessian(SinTimesW.apply, xs(), **kw)), closed)
-    for outer, inner in [(F.jacrev, F.jacrev), (F.jacfwd, F.jacrev), (F.jacrev, F.jacfwd)]:
+    for outer, inner in [(F.jacrev, F.jacrev), (F.jacfwd, F.jacrev), (F.jacrev, F.jacfwd),
+                         (F.jacfwd, F.jacfwd)]:
         close(flat(outer(inner(SinTimesW.apply, argnums=(0, 1)), argnums=(0, 1))(*xs())),
               closed)
 
@@ -451,6 +518,52 @@ def test_a_complex_jvp_gives_the_second_derivatives_of_the_same_program_in_duala
         return lambda z: dnp.sum(dnp.real(sq(z) * dnp.conj(sq(z))) + dnp.real(sq(z)))
 
     f, ref = loss(CSquare.apply), loss(lambda z: z * z)
-    for outer, inner in [(F.jacrev, F.jacrev), (F.jacfwd, F.jacrev), (F.jacrev, F.jacfwd)]:
+    for outer, inner in [(F.jacrev, F.jacrev), (F.jacfwd, F.jacrev), (F.jacrev, F.jacfwd),
+                         (F.jacfwd, F.jacfwd)]:
         close(outer(inner(f))(da.tensor(z0)), outer(inner(ref))(da.tensor(z0)))
     close(F.hvp(f, da.tensor(z0), v)[1], F.hvp(ref, da.tensor(z0), v)[1])
+
+
+class SumSinEachItsOwn(da.Function):
+    """jvp and backward, each keeping an intermediate the other does not read: the jvp
+    reads its input (saved for forward) and ctx.c is cos(x), for backward only; the
+    backward reads its input (saved) and ctx.s is sin(x), for nothing at all."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_forward(x)
+        ctx.save_for_backward(x)
+        ctx.c, ctx.s = dnp.cos(x), dnp.sin(x)
+        return dnp.sum(ctx.s)
+
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return dnp.sum(dnp.cos(x) * t)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * dnp.cos(x)
+
+
+def test_an_intermediate_attribute_a_rule_does_not_read_is_not_refused():
+    # forward-over-forward (the jvp) and forward-over-reverse (the backward) refused it,
+    # saying the rule read ctx.c (or ctx.s), which it did not
+    H_closed = -np.diag(np.sin(X0))
+    for H_fd in _fd_hessian(SumSinEachItsOwn.apply, X0):
+        close(H_fd, H_closed, rtol=1e-7, atol=1e-8)
+    for _, how in _compositions(SumSinEachItsOwn.apply, X0):
+        _check(how(), H_closed)
+
+
+def test_an_intermediate_attribute_a_rule_reads_raises_when_read():
+    class ReadsC(SumSinEachItsOwn):
+        @staticmethod
+        def jvp(ctx, t):
+            ctx.s = None  # set anew: allowed
+            return dnp.sum(ctx.c * t)
+
+    with pytest.raises(RuntimeError, match=r"ReadsC.jvp reads ctx.c, which is neither.*"
+                                           "forward-over-forward"):
+        F.jacfwd(F.jacfwd(ReadsC.apply))(da.tensor(X0))

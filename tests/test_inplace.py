@@ -434,6 +434,115 @@ def test_mark_dirty_the_seeds_example_catches_the_changed_saved_value():
         b.backward()
 
 
+class ExpSavedDirty(da.Function):
+    """exp written into its input (ctx.mark_dirty), the input saved for backward: torch
+    saves it as the output it became, so backward reads exp(x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x[...] = dnp.exp(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class ExpSavedDirtyJvp(da.Function):
+    """The same with only a jvp, which reads the dirty input saved for forward (reverse
+    mode runs it transposed, reading what was saved)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x[...] = dnp.exp(x)
+        ctx.mark_dirty(x)
+        ctx.save_for_forward(x)
+        return x
+
+    @staticmethod
+    def jvp(ctx, t):
+        (y,) = ctx.saved_tensors
+        return t * y
+
+
+@pytest.mark.parametrize("fn", [ExpSavedDirty, ExpSavedDirtyJvp])
+def test_mark_dirty_a_saved_dirty_input_is_saved_as_the_output_it_became(fn):
+    # it raised "modified by an inplace operation" (saved at the input's version, before
+    # apply wrote the output into it); torch allows it
+    import dualad.functional as F
+
+    x0 = np.array([0.3, -0.2])
+    leaf = da.tensor(x0, requires_grad=True)
+    y = fn.apply(leaf * 1.0)
+    y.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), np.exp(x0), rtol=1e-12)
+    np.testing.assert_allclose(_fd_grad(lambda x: dnp.sum(fn.apply(x * 1.0)), x0), np.exp(x0),
+                               rtol=1e-7)
+    # every second derivative: the saved value is the output, whose derivative is exp(x)
+    # (read as the input it would be the identity: jacfwd of jacfwd gave I, silently)
+    f = lambda x: dnp.sum(fn.apply(x * 1.0))  # noqa: E731
+    H = np.diag(np.exp(x0))
+    hows = {
+        "hessian, reverse-mode": lambda: F.hessian(f, da.tensor(x0)),
+        "hessian, forward-mode": lambda: F.hessian(f, da.tensor(x0),
+                                                   outer_jacobian_strategy="forward-mode"),
+        "jacrev of jacfwd": lambda: F.jacrev(F.jacfwd(f))(da.tensor(x0)),
+        "jacfwd of jacrev": lambda: F.jacfwd(F.jacrev(f))(da.tensor(x0)),
+        "hvp": lambda: np.stack([F.hvp(f, da.tensor(x0), da.tensor(e))[1].numpy()
+                                 for e in np.eye(2)]),
+    }
+    if fn is ExpSavedDirty:
+        hows["jacfwd of jacfwd"] = lambda: F.jacfwd(F.jacfwd(f))(da.tensor(x0))
+    for name, how in hows.items():
+        got = how()
+        np.testing.assert_allclose(np.asarray(got.detach().numpy() if hasattr(got, "detach")
+                                              else got), H, rtol=1e-12, err_msg=name)
+
+
+def test_mark_dirty_a_saved_dirty_input_as_in_torch():
+    # torch 2.13, by hand: backward reads the output (its grad_fn the Function's node), a
+    # double backward goes through that node again, a second pass without retain_graph
+    # raises, and so does a later in-place change of the output
+    class Mul7(da.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x *= 7
+            ctx.mark_dirty(x)
+            ctx.save_for_backward(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            assert x.grad_fn.name() == "Mul7Backward"
+            return g * x
+
+    leaf = da.tensor([1.0, 2.0], requires_grad=True)
+    y = Mul7.apply(leaf * 1.0)
+    y.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [7.0, 14.0])
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.sum().backward()
+    leaf.grad = None
+    (g,) = da.grad(Mul7.apply(leaf * 1.0).sum(), leaf, create_graph=True)
+    # g is 1 * (the saved output): its backward goes through Mul7Backward again, which
+    # returns 1 * the output, [7, 14] (torch's numbers)
+    g.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [7.0, 14.0])
+    y = Mul7.apply(leaf * 1.0)
+    y *= 2
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    leaf.grad = None
+    h = leaf * 1.0
+    Mul7.apply(h[1:])  # a view: saved as the output, its base rebased
+    (h * h).sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [2.0, 392.0])  # (torch's numbers)
+
+
 def test_mark_dirty_of_a_tensor_not_returned_raises():
     class Forgets(da.Function):
         @staticmethod
