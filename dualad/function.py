@@ -71,7 +71,16 @@ class FunctionCtx:
         self._node: Any = None
         self._jvp = False
         self._lin_saved: tuple[Any, ...] | None = None  # see _tangents_by_jvp, _tangents_by_backward
-        self._unreadable: dict[str, str] | None = None  # see _replace_attributes
+        # attributes withheld while a rule runs: name -> (value, why reading it raises)
+        self._unreadable: dict[str, tuple[Any, str]] | None = None  # (_replace_attributes)
+
+    def __getattr__(self, name: str) -> Any:
+        # (only for an attribute not found: one withheld while a rule runs, whose
+        # derivative is needed and unknown, raises saying so)
+        withheld = self.__dict__.get("_unreadable")
+        if withheld and name in withheld:
+            raise RuntimeError(withheld[name][1])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Save tensors (inputs, outputs or intermediates) for ``backward``."""
@@ -829,23 +838,6 @@ class _UnknownRead(RuntimeError):
     ``value`` functions given to ``_replace_attributes``)."""
 
 
-class _GuardedCtx(FunctionCtx):
-    """A ctx while a rule runs that must not read some of its attributes (their
-    derivative is unknown): reading one raises, naming it; setting it anew is allowed."""
-
-    def __getattribute__(self, k: str) -> Any:
-        bad = object.__getattribute__(self, "_unreadable")
-        if bad and k in bad:
-            raise RuntimeError(bad[k])
-        return object.__getattribute__(self, k)
-
-    def __setattr__(self, k: str, v: Any) -> None:
-        bad = object.__getattribute__(self, "_unreadable")
-        if bad:
-            bad.pop(k, None)
-        object.__setattr__(self, k, v)
-
-
 def _replace_attributes(ctx: FunctionCtx, value: Any) -> dict[str, tuple[Any, Any]]:
     """Replace each user attribute of ``ctx`` (``ctx.x = x``; each item of a tuple or list
     held there) by ``value(item, name)`` while a rule runs; return what changed, name ->
@@ -869,15 +861,18 @@ def _replace_attributes(ctx: FunctionCtx, value: Any) -> dict[str, tuple[Any, An
             bad[k] = str(e)
     for k, (_, new) in subst.items():
         setattr(ctx, k, new)
-    if bad:
-        ctx._unreadable = bad
-        ctx.__class__ = _GuardedCtx
+    if bad:  # withheld while the rule runs: reading one raises (FunctionCtx.__getattr__)
+        ctx._unreadable = {k: (getattr(ctx, k), msg) for k, msg in bad.items()}
+        for k in bad:
+            delattr(ctx, k)
     return subst
 
 
 def _restore_attributes(ctx: FunctionCtx, subst: dict[str, tuple[Any, Any]]) -> None:
-    if ctx.__class__ is _GuardedCtx:
-        ctx.__class__ = FunctionCtx
+    if ctx._unreadable:
+        for k, (old, _) in ctx._unreadable.items():
+            if k not in vars(ctx):  # (unless the rule set it anew)
+                setattr(ctx, k, old)
         ctx._unreadable = None
     for k, (old, new) in subst.items():
         if vars(ctx).get(k) is new:  # (unless the rule set it anew)
