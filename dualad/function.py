@@ -37,7 +37,7 @@ from ._backend import as_array as _as_array
 from ._backend import like as _like
 from ._tensor import Tensor, _make
 from .ops import inplace
-from .reverse.graph import Node, SavedValue, _set_node, edge_of, new_node
+from .reverse.graph import FunctionNode, Node, SavedValue, _set_node, edge_of, new_node
 from .reverse.linearize import is_lin, linearize, placeholder, transpose_program
 
 
@@ -341,7 +341,8 @@ def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back:
             outs: list[Tensor], nondiff: set[int], dirty: dict[int, Any],
             late: bool = False) -> None:
     edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
-    node = new_node(cls._prim, {})  # after the input edges: a larger seq than its inputs' nodes
+    # (made after the input edges: a larger seq than its inputs' nodes)
+    node = new_node(cls._prim, {}, FunctionNode)
     node.edges = edges
     node.avals = [(p.shape, p.dtype) if isinstance(p, Tensor) else ((), np.asarray(p).dtype)
                   for p in plain]

@@ -293,20 +293,6 @@ class Node:
             setattr(self, name, {})
         return getattr(self, name)
 
-    def __getattr__(self, name: str) -> Any:
-        # Reached only where the ordinary lookup failed (no cost to the engine's reads).
-        # A custom Function's node reads its ctx's attributes, as torch's grad_fn of a
-        # Function is its ctx: y.grad_fn.saved_tensors, .needs_input_grad, what forward
-        # stored on the ctx.
-        if not name.startswith("_"):
-            try:
-                custom, params = self.custom, self.params
-            except AttributeError:
-                custom = None
-            if custom is not None and "ctx" in params:
-                return getattr(params["ctx"], name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
     def __dir__(self) -> list[str]:
         names = [f"{p}saved_{n}" for n in _saved_names(self) for p in ("_", "_raw_")]
         return sorted(set(super().__dir__()) | set(names))
@@ -702,10 +688,29 @@ def fresh(s: Any, *ops: Any) -> bool:
     return True
 
 
-def new_node(prim: Any, params: dict[str, Any]) -> Node:
-    """A Node of ``prim`` (a custom Function's), initialised as ``record`` does (the hot
-    path's recorders fill in the same fields inline)."""
-    node = Node()
+class FunctionNode(Node):
+    """The node of a custom Function: an attribute it lacks is its ctx's, as torch's
+    grad_fn of a Function is its ctx (``y.grad_fn.saved_tensors``, ``.needs_input_grad``,
+    what forward stored on the ctx). A class of its own, so that the engine's lookups of
+    attributes a node lacks stay C-level on every other node."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if not name.startswith("_"):
+            try:
+                params = self.params
+            except AttributeError:
+                params = None
+            if params and "ctx" in params:
+                return getattr(params["ctx"], name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+
+def new_node(prim: Any, params: dict[str, Any], kind: type = Node) -> Node:
+    """A Node of ``prim`` (``kind``: a custom Function's is a FunctionNode), initialised
+    as ``record`` does (the hot path's recorders fill in the same fields inline)."""
+    node = kind()
     _init_node(node, prim, params)
     if hooks_live[0] and _gm.anomaly_threads[0] and _gm.anomaly.on:
         node.metadata["traceback_"] = forward_trace()
