@@ -136,10 +136,10 @@ def to_kind(a: Any, ref: Any) -> Any:
         if is_dask_array(a):
             return a
         # (of the chunks' kind; a copy: a Dask array's blocks must not change under it)
-        block = np.array(a, copy=True, like=ref._meta)
+        block = _created("array", ref._meta, (a,), {"copy": True})
         chunks = ref.chunks if np.shape(a) == ref.shape else "auto"
         return dask_array.from_array(block, chunks=chunks, meta=ref._meta)
-    return np.asarray(a, like=ref)
+    return _created("asarray", ref, (a,), {})
 
 
 def copy_like(data: Any, like_: Any) -> Any:
@@ -154,9 +154,41 @@ def copy_like(data: Any, like_: Any) -> Any:
 
 
 def writeable(a: Any) -> bool:
-    """Whether ``a`` may be written in place (a Dask array never is: it is immutable)."""
-    return a.flags.writeable if a.__class__ is np.ndarray else (
-        getattr(a, "flags", None) is not None and a.flags.writeable)
+    """Whether ``a`` may be written in place (a Dask array never is: it is immutable; a
+    CuPy array always is: its flags have no ``writeable``)."""
+    if a.__class__ is np.ndarray:
+        return a.flags.writeable
+    flags = getattr(a, "flags", None)
+    return flags is not None and getattr(flags, "writeable", True)
+
+
+def _created(name: str, like: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    """``numpy.<name>(*args, like=like, **kw)``: an array of ``like``'s kind (NEP 35). For
+    CuPy the function is CuPy's own, on ``like``'s GPU: NumPy 2 hands the like array's
+    function a ``device`` keyword that CuPy's creation functions do not take."""
+    if _cupy is not None and isinstance(like, _cupy.ndarray):
+        with like.device:
+            return getattr(_cupy, name)(*args, **kw)
+    return getattr(np, name)(*args, like=like, **kw)
+
+
+def _creation(name: str) -> Any:
+    def create(*args: Any, like: Any = None, **kw: Any) -> Any:
+        return _created(name, like, args, kw)
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = f"``numpy.{name}`` on ``like``'s kind (see ``_created``)."
+    return create
+
+
+ones, zeros, empty, eye, full, arange, asarray_like = (
+    _creation(n) for n in ("ones", "zeros", "empty", "eye", "full", "arange", "asarray"))
+
+
+def to_host(a: Any) -> np.ndarray:
+    """``a`` as a NumPy array: a CuPy array copied from its GPU (index arrays, which
+    dualad keeps on the host), anything else through ``numpy.asarray``."""
+    return a.get() if _cupy is not None and isinstance(a, _cupy.ndarray) else np.asarray(a)
 
 
 def as_array(a: Any) -> Any:
@@ -217,6 +249,17 @@ def add_at(z: Any, key: Any, a: Any) -> Any:
     """``numpy.add.at(z, key, a)`` on zeros ``z``, returning the sum. Dask has no
     scatter-add: there it is one lazy task over ``a`` as a single block (one block of
     ``z``'s size: lazy and correct, not spread over chunks)."""
+    if _cupy is not None and isinstance(z, _cupy.ndarray):  # (CuPy has no ufunc.at)
+        import cupyx  # type: ignore[import-not-found]
+
+        if z.dtype.kind != "c":
+            cupyx.scatter_add(z, key, a)
+            return z
+        # (its scatter_add takes real dtypes only: the real and imaginary parts apart)
+        re, im = z.real.copy(), z.imag.copy()
+        cupyx.scatter_add(re, key, _cupy.real(a))
+        cupyx.scatter_add(im, key, _cupy.imag(a))
+        return re + 1j * im
     if not (is_dask_array(z) or is_dask_array(a)):
         np.add.at(z, key, a)
         return z

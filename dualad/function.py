@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _backend as _B
 from . import _dispatch as D
 from . import grad_mode as gm
 from ._backend import as_array as _as_array
@@ -422,7 +423,7 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
     ctx = _ctx(node)
     if ctx.materialize_grads:  # (a non-Tensor output's stays None)
         like = _like_of(grads, node.consts)  # (zeros of the kind of the gradients)
-        grads = [g if g is not None or a is None else _make(np.zeros(*a, like=like)) for g, a in
+        grads = [g if g is not None or a is None else _make(_B.zeros(*a, like=like)) for g, a in
                  zip(grads, node.out_avals, strict=True)]
     fn = cls.backward if cls.backward is not Function.backward else cls.vjp
     if _differentiated(node):

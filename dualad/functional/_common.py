@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad import _backend as _B
 from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
 from dualad._backend import as_array as _as_array
 from dualad._backend import is_array as _is_array
@@ -126,7 +127,7 @@ def plus_zero_leaf(t: Tensor) -> tuple[Tensor, Tensor]:
     Differentiating w.r.t. ``z`` (or the sum) gives the derivative w.r.t. ``t``, while
     ``t``'s own derivatives — an enclosing transform's graph, its tangents — flow on.
     """
-    z = da.zeros(tuple(t.shape), dtype=t.dtype, requires_grad=True)
+    z = da.zeros_like(t.detach(), requires_grad=True)  # (on t's device)
     return t + z, z
 
 
@@ -158,11 +159,11 @@ def numel(t: Tensor) -> int:
 
 
 def zeros_like(t: Tensor, lead: tuple[int, ...] = ()) -> Tensor:
-    return da.as_tensor(np.zeros(lead + tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
+    return da.as_tensor(_B.zeros(lead + tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 def ones_like(t: Tensor) -> Tensor:
-    return da.as_tensor(np.ones(tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
+    return da.as_tensor(_B.ones(tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 # ---------------------------------------------------------------------------
@@ -186,7 +187,7 @@ def basis_rows(
     are made of (NumPy's by default).
     """
     if like is not None and like.__class__ is not np.ndarray:
-        return [None if r is None else np.asarray(r, like=_like(like))
+        return [None if r is None else _B.asarray_like(r, like=_like(like))
                 for r in basis_rows(shapes, dtypes, start, stop)]
     b = stop - start
     if len(shapes) == 1 and start == 0 and b == math.prod(shapes[0]):

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad import _backend as _B
 from dualad._backend import as_array as _as_array
 
 from ._common import (
@@ -221,7 +222,7 @@ def value_and_grad(
                 g = (None,) * len(targets)
         retire(targets)
         gs = [
-            finish(gj, keep) if gj is not None else da.zeros(tuple(t.shape), dtype=t.dtype)
+            finish(gj, keep) if gj is not None else da.zeros_like(t.detach())
             for gj, t in zip(g, targets, strict=True)
         ]
         value = finish(out_t, keep)
@@ -496,7 +497,8 @@ def linearize(
         diff = [i for i, o in enumerate(outs) if o.requires_grad]
         # Placeholder cotangents: the backward pass is linear in them, so their
         # value (zero) never matters; only the recorded dependence on them does.
-        ws = [da.zeros(tuple(outs[i].shape), dtype=outs[i].dtype, requires_grad=True) for i in diff]
+        # (zeros_like: on the outputs' device)
+        ws = [da.zeros_like(outs[i].detach(), requires_grad=True) for i in diff]
         if diff:
             gs = da.grad([outs[i] for i in diff], targets, ws, create_graph=True, allow_unused=True)
         else:
@@ -530,7 +532,7 @@ def linearize(
             k = diff.index(i) if i in diff else -1
             ri = r[k] if k >= 0 else None
             results.append(
-                finish(ri, rec) if ri is not None else da.zeros(tuple(o.shape), dtype=o.dtype)
+                finish(ri, rec) if ri is not None else da.zeros_like(o.detach())
             )
         return tree_unflatten(out_tree, results)
 
@@ -585,7 +587,9 @@ def linear_transpose(
             raise TypeError(
                 f"linear_transpose: primals must be floating or complex, got dtype {dtype}."
             )
-        zs.append(da.zeros(shape, dtype=dtype, requires_grad=True))
+        raw = x._data if isinstance(x, da.Tensor) else x
+        # (on the primal's device)
+        zs.append(da.tensor(_B.zeros(shape, dtype=dtype, like=_B.like(raw)), requires_grad=True))
     with da.enable_grad():
         out = linear_fn(*tree_unflatten(in_tree, zs))
     out_leaves, out_tree = tree_flatten(out)
@@ -611,7 +615,7 @@ def linear_transpose(
         else:
             g = (None,) * len(zs)
         res = [
-            da.zeros(tuple(z.shape), dtype=z.dtype) if gj is None else finish(gj, keep)
+            da.zeros_like(z.detach()) if gj is None else finish(gj, keep)
             for gj, z in zip(g, zs, strict=True)
         ]
         return tuple(tree_unflatten(in_tree, res))

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dispatch as _D
 from .. import _fpfilter  # noqa: F401  (installs the filter this module's code relies on)
 from .. import grad_mode as _gm
@@ -1125,7 +1126,7 @@ def _ct_term(f: Any, g: Any, nb: int, arrays: Any, y: Any, aval: Any, od: Any) -
     elif f == -1:
         c = -g
     else:
-        c = np.zeros(g.shape[:n] + shape, dtype, like=_like(g))
+        c = _B.zeros(g.shape[:n] + shape, dtype, like=_like(g))
     return _ct_finish(c, nb, shape, dtype)
 
 

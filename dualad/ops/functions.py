@@ -16,12 +16,15 @@ from operator import index as _index
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array as _is_device
 
+from .. import _backend as _B
 from .. import _dispatch as D
 from .._backend import as_array as _as_array
 from .._backend import asarray as _asarray
 from .._backend import is_dask as _is_dask
 from .._backend import like as _device_like
+from .._backend import to_kind as _to_kind
 from .._dispatch import apply
 from .._tensor import Tensor, _made, _make, _tracked, _warn_dropped
 from . import elementwise as E
@@ -80,7 +83,18 @@ def _from_sequence(seq: Any) -> Tensor:
         raise ValueError(
             "setting an array element with a sequence: the items have different shapes "
             f"{sorted(shapes)} (an inhomogeneous shape); dualad stacks only items of one shape")
-    return stack(parts)
+    return stack(_on_one_device(parts))
+
+
+def _on_one_device(parts: list[Tensor]) -> list[Tensor]:
+    """``parts`` with the constants dualad made on the host from Python values (numbers,
+    ranges) moved to the device of the others (a CuPy GPU), so that ``dnp.array([x, 2.0])``
+    and ``dnp.r_[x, 0:3]`` work there as with NumPy arrays."""
+    ref = next((p._data for p in parts if p._data.__class__ is not np.ndarray), None)
+    if ref is None:
+        return parts
+    return [_make(_to_kind(p._data, ref)) if p._data.__class__ is np.ndarray
+            and p._level == 0 and not p._rg else p for p in parts]
 
 
 D.hooks["holds_tensor"] = _holds_tensor
@@ -193,6 +207,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
     True
     """
     if not _holds_tensor(a):
+        if _is_device(a):  # a CuPy array stays on its GPU (as cupy.asarray keeps it)
+            return _held(_make(_asarray(a, dtype=dtype, copy=copy)))
         return _held(_make(np.asarray(a, dtype=dtype, order=order, copy=copy)))
     return array(a, dtype=dtype, copy=bool(copy))
 
@@ -285,7 +301,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
     delta = stop - start
     lk = _device_like(delta._data)  # (constants of the endpoints' kind)
-    y = reshape(_make(np.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
+    y = reshape(_make(_B.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
     if div > 0:
         step = delta / div
         if step._data.__class__ is np.ndarray or isinstance(step._data, np.generic):
@@ -297,7 +313,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         y = y * delta
     y = y + start
     if endpoint and num > 1:
-        last = np.arange(y.shape[0], like=lk) == y.shape[0] - 1
+        last = _B.arange(y.shape[0], like=lk) == y.shape[0] - 1
         y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -447,6 +463,11 @@ recip = E.recip  # (``1 / b``, NumPy's value at a Python zero: a formula's name)
 
 def log_as(a: Any, y: Any) -> Any:
     """``log(a)`` in the dtype of ``y``: the complex log of a real base of a complex power."""
+    if not isinstance(a, Tensor) and np.ndim(a) == 0:
+        # a constant base: its log as a NumPy scalar (CuPy takes those beside its arrays,
+        # not 0-d NumPy arrays)
+        b = y.dtype.type(a) if y.dtype.kind == "c" and not _is_c(a) else a
+        return apply(_P["log"], b)._data[()]
     if y.dtype.kind == "c" and not _is_c(a):
         a = astype(a, y.dtype) if isinstance(a, Tensor) else np.asarray(a, y.dtype)
     return apply(_P["log"], a)
@@ -1686,9 +1707,9 @@ def take(a: Any, indices: Any, axis: int | None = None) -> Any:
     """
     a = asarray_t(a)
     if axis is None:
-        return getitem(ravel(a), (np.asarray(_raw(indices)),))
+        return getitem(ravel(a), (_B.to_host(_raw(indices)),))
     ax = _norm_axis(axis, a.ndim)
-    return getitem(a, (slice(None),) * ax + (np.asarray(_raw(indices)),))
+    return getitem(a, (slice(None),) * ax + (_B.to_host(_raw(indices)),))
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
@@ -1707,7 +1728,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
             [0., 1.]])
     """
     arr = asarray_t(arr)
-    ind = np.asarray(_raw(indices))
+    ind = _B.to_host(_raw(indices))
     if axis is None:
         return getitem(ravel(arr), (ind,))
     ax = _norm_axis(axis, arr.ndim)
@@ -1833,7 +1854,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             np.pad(a._data, width))
         cv = kwargs.get("constant_values", 0)
         if np.any(np.asarray(cv) != 0):
-            out = out + np.pad(np.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
+            out = out + np.pad(_B.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
                                constant_values=cv)
         return out
     if mode in ("edge", "reflect", "symmetric", "wrap"):
@@ -2225,7 +2246,7 @@ class _AxisConcatenator:
             if o.ndim < ndmin:
                 o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
             parts.append(o)
-        res = concatenate(parts, axis=axis, dtype=dt)
+        res = concatenate(_on_one_device(parts), axis=axis, dtype=dt)
         if matrix:  # (NumPy's np.matrix, as a 2-D Tensor: dualad has no matrix type)
             if res.ndim > 2:
                 raise ValueError("matrix must be 2-dimensional")
@@ -2404,7 +2425,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
                         _shape_of(dflt))  # (NumPy's error where they do not broadcast)
     # the default as it is: the wheres broadcast it (a scalar broadcast up front would be a
     # NumPy array of the result's size met by the inputs' kind)
-    out = astype(asarray_t(dflt), dt, copy=False)
+    out = dt.type(dflt) if weak else astype(asarray_t(dflt), dt, copy=False)
     for c, ch in zip(conds[::-1], choices[::-1], strict=True):
         out = where(c, astype(ch, dt, copy=False), out)
     return out
@@ -2425,12 +2446,13 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     if x.dtype.kind == "c":
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
-        return re + im * np.asarray(1j, x.dtype)
+        return re + im * x.dtype.type(1j)
     fi = np.finfo(x.dtype)
     d = x._data
-    big = np.asarray(fi.max if posinf is None else posinf, x.dtype)
-    small = np.asarray(fi.min if neginf is None else neginf, x.dtype)
-    x = where(np.isnan(d), np.asarray(nan, x.dtype), x)
+    # (typed NumPy scalars, not 0-d arrays: CuPy takes scalars beside its arrays)
+    big = x.dtype.type(fi.max if posinf is None else posinf)
+    small = x.dtype.type(fi.min if neginf is None else neginf)
+    x = where(np.isnan(d), x.dtype.type(nan), x)
     x = where(np.isposinf(d), big, x)
     return where(np.isneginf(d), small, x)
 
@@ -2469,7 +2491,7 @@ def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect"
     if axis is None:
         a, axis = ravel(a), -1
     ax = _norm_axis(axis, a.ndim)
-    d = a._data
+    d = _B.to_host(a._data)  # (the index arithmetic below is on the host, as take's)
     p = np.partition(d, kth, axis=ax, kind=kind)
     # the index in ``a`` of each value of ``p``: ties are matched in a stable order
     src = np.argsort(d, axis=ax, kind="stable")
@@ -2643,9 +2665,11 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     a = astype(a, dt, copy=False)
     shape0 = a.shape
     if weights is not None:
-        weights = _quantile_weights(weights, shape0, axis)
+        weights = _B.to_host(_quantile_weights(weights, shape0, axis))
     t, axes = _to_last(a, axis)
-    d = t._data
+    # which values are picked is worked out on the host (on a GPU too: index arrays live
+    # there); the values themselves stay where they are
+    d = _B.to_host(t._data)
     order = np.argsort(d, axis=-1, kind="stable")  # NaNs sort last
     s = take_along_axis(t, order, -1)
     isn = np.isnan(d)
@@ -2691,10 +2715,10 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     out = at(lo)
     if method in ("linear", "midpoint"):
         g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
-        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * g
+        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * _to_kind(g, t._data)
     bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
     if np.any(bad):
-        out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
+        out = where(_to_kind(np.broadcast_to(bad, out.shape), t._data), dt.type(np.nan), out)
     if keepdims:
         kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
         out = reshape(out, qa.shape + kshape)
@@ -2804,7 +2828,7 @@ def _nan_fill(a: Any, value: float) -> Tensor:
     a = asarray_t(a)
     if a.dtype.kind not in "fc":
         return a
-    return where(np.isnan(a._data), np.asarray(value, a.dtype), a)
+    return where(np.isnan(a._data), a.dtype.type(value), a)  # (a typed scalar)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -2874,8 +2898,8 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any
     r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
     allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
     if allnan.__class__ is np.ndarray or isinstance(allnan, np.generic):  # (skip a no-op where)
-        return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
-    return where(allnan, np.asarray(np.nan, r.dtype), r)  # lazy: no branch on a value
+        return where(allnan, r.dtype.type(np.nan), r) if np.any(allnan) else r
+    return where(allnan, r.dtype.type(np.nan), r)  # lazy: no branch on a value
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
@@ -3255,7 +3279,7 @@ def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
     >>> y.sum().backward(); x.grad
     tensor([1., 0., 1.])
     """
-    idx = np.nonzero(np.asarray(_raw(condition)).astype(bool).ravel())[0]
+    idx = np.nonzero(_B.to_host(_raw(condition)).astype(bool).ravel())[0]
     return take(a, idx, axis=axis)
 
 
@@ -3286,7 +3310,7 @@ def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
     if include_initial:
         shp = list(out.shape)
         shp[ax] = 1
-        out = concatenate([_make(np.full(shp, initial, out.dtype, like=_device_like(out._data))),
+        out = concatenate([_make(_B.full(shp, initial, out.dtype, like=_device_like(out._data))),
                            out], axis=ax)
     return out
 
@@ -3377,8 +3401,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     cs = ([asarray_t(c) for c in choices] if isinstance(choices, (list, tuple))
           else unstack(asarray_t(choices)))
     # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
-    k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
-    k = np.asarray(k, like=_device_like(cs[0]._data))  # (the selections' masks: their kind)
+    k = np.asarray(np.choose(_B.to_host(_raw(a)), np.arange(len(cs)), mode=mode))
+    k = _B.asarray_like(k, like=_device_like(cs[0]._data))  # (the selections' masks: their kind)
     dt = np.result_type(*[c.dtype for c in cs])
     out = broadcast_to(astype(cs[-1], dt, copy=False), np.broadcast_shapes(
         k.shape, *[c.shape for c in cs]))
@@ -3468,7 +3492,7 @@ def frexp(x: Any) -> tuple[Any, Any]:
     """
     x = asarray_t(x)
     e = np.frexp(x._data)[1]
-    return x * np.ldexp(np.ones((), x.dtype), -e), _make(e)
+    return x * np.ldexp(x.dtype.type(1), -e), _make(e)
 
 
 def ldexp(x1: Any, x2: Any) -> Any:
@@ -3484,7 +3508,7 @@ def ldexp(x1: Any, x2: Any) -> Any:
     """
     x1 = asarray_t(x1)
     dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
-    return astype(x1, dt, copy=False) * np.ldexp(np.ones((), dt), _raw(x2))
+    return astype(x1, dt, copy=False) * np.ldexp(np.dtype(dt).type(1), _raw(x2))
 
 
 def modf(x: Any) -> tuple[Any, Any]:
@@ -3511,7 +3535,7 @@ def heaviside(x1: Any, x2: Any) -> Any:
     tensor([0. , 0.5, 1. ])
     """
     d1 = _as_array(_raw(x1))
-    base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
+    base = np.heaviside(d1, np.result_type(d1, _dtype_of(x2)).type(0))
     return where(d1 == 0, x2, base)
 
 
@@ -3567,8 +3591,11 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     if not builtins.any(isinstance(v, Tensor) for v in (start, stop, base)):
         return _make(np.logspace(start, stop, num, endpoint, base, dtype, axis))
     y = linspace(start, stop, num, endpoint=endpoint)
-    b = asarray_t(base)
-    b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    if isinstance(base, Tensor) or np.ndim(base):
+        b = asarray_t(base)
+        b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    else:  # (a number stays one: a 0-d NumPy array would not meet a GPU's exponents)
+        b = base
     out = _P["power"](b, y)
     if dtype is None and out.dtype != y.dtype and not isinstance(base, Tensor):
         out = astype(out, y.dtype)  # NumPy's: the dtype of the exponents
@@ -3609,6 +3636,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     if endpoint and num > 1:
         last[-1] = True
     col = (-1,) + (1,) * (y.ndim - 1)
+    first, last = _to_kind(first, a._data), _to_kind(last, a._data)  # (on a's device)
     y = where(reshape(first, col), a, where(reshape(last, col), b, y)) * sign
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -3778,7 +3806,7 @@ def _unwrap_correction(d: Any, discont: Any, axis: int, period: Any) -> Any:
     c = np.where(np.abs(dd) < discont, 0, m - dd).astype(dt)
     shp = list(d.shape)
     shp[ax] = builtins.min(shp[ax], 1)  # (the first entry is kept as it is)
-    first = np.zeros(shp, dt, like=_device_like(d))
+    first = _B.zeros(shp, dt, like=_device_like(d))
     return np.concatenate([first, np.cumsum(c, axis=ax)], axis=ax)
 
 
@@ -3802,8 +3830,8 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     dt = np.promote_types(x.dtype, int)
     x = astype(x, dt, copy=False)
     if n == 0:
-        return _make(np.empty((x.shape[0], 0), dt, like=_device_like(x._data)))
-    cols = concatenate([_make(np.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
+        return _make(_B.empty((x.shape[0], 0), dt, like=_device_like(x._data)))
+    cols = concatenate([_make(_B.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
     return v if increasing else flip(v, 1)
@@ -3879,7 +3907,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     p = asarray_t(p)
     for _ in range(m):
         n = p.shape[0] - 1
-        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1, like=_device_like(p._data))
+        p = getitem(p, (slice(None, -1),)) * _B.arange(n, 0, -1, like=_device_like(p._data))
     return p
 
 
@@ -3897,14 +3925,14 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     p = asarray_t(p)
-    k = np.zeros(m, like=_device_like(p._data)) if k is None else k
+    k = _B.zeros(m, like=_device_like(p._data)) if k is None else k
     kk = asarray_t(k)
     if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
         kk = broadcast_to(reshape(kk, (1,)), (m,))
     if kk.shape[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     for i in range(m):
-        y = p / np.arange(p.shape[0], 0, -1, like=_device_like(p._data))
+        y = p / _B.arange(p.shape[0], 0, -1, like=_device_like(p._data))
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
 
@@ -3928,7 +3956,7 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
         d = scale * getitem(r, k)
         qs.append(d)
         r = r - pad(d * v, (k, m - n - k))
-    q = stack(qs) if qs else _make(np.zeros(1, dt, like=_device_like(u._data)))
+    q = stack(qs) if qs else _make(_B.zeros(1, dt, like=_device_like(u._data)))
     while np.allclose(r._data[0], 0, rtol=1e-14) and r.shape[-1] > 1:
         r = getitem(r, (slice(1, None),))
     return q, r
@@ -4021,7 +4049,8 @@ def roots(p: Any) -> Any:
     nz = np.nonzero(p._data)[0]
     if len(nz) == 0:
         return _make(np.array([]))
-    want = np.roots(p._data)  # NumPy's values and order
+    want = np.roots(_B.to_host(p._data))  # NumPy's values and order (CuPy's roots takes
+    # Hermitian companion matrices only)
     if nz[0] and (p._rg or p._level):
         raise NotImplementedError(
             "dualad.numpy.roots: a leading zero coefficient would need the roots that come "
@@ -4035,7 +4064,7 @@ def roots(p: Any) -> Any:
     if n < 2:
         return _make(np.array([], p.dtype))
     first = reshape(-getitem(p, (slice(1, None),)) / getitem(p, 0), (1, n - 1))
-    rest = _make(np.eye(n - 2, n - 1, dtype=p.dtype))
+    rest = _make(_B.eye(n - 2, n - 1, dtype=p.dtype, like=_device_like(p._data)))
     r = eigvals(concatenate([first, rest], axis=0))
     free = list(range(r.shape[0]))
     order = []
@@ -4094,5 +4123,5 @@ def resize(a: Any, new_shape: Any) -> Any:
     if builtins.any(s < 0 for s in shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
     if a.size == 0 or n == 0:
-        return _make(np.zeros(shape, a.dtype, like=_device_like(a._data)))
+        return _make(_B.zeros(shape, a.dtype, like=_device_like(a._data)))
     return reshape(take(a, np.arange(n) % a.size), shape)

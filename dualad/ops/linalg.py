@@ -46,7 +46,9 @@ from collections import namedtuple
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array as is_cupy
 
+from .. import _backend as _B
 from .._backend import as_array as _as_array
 from .._backend import like as _like
 from .._backend import namespace
@@ -135,14 +137,14 @@ def _is_c(x: Any) -> bool:
 
 
 def _raw(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+    return x._data if isinstance(x, Tensor) else _as_array(x)  # (a CuPy array as it is)
 
 
 def _herm_part(t: Any, lower: bool) -> Any:
     """The Hermitian matrix LAPACK reads from one triangle of ``t`` (real diagonal)."""
     n = t.shape[-1]
     strict = F.tril(t, -1) if lower else F.triu(t, 1)
-    d = F.where(np.eye(n, dtype=bool, like=_like(_raw(t))), F.real(t), 0)
+    d = F.where(_B.eye(n, dtype=bool, like=_like(_raw(t))), F.real(t), 0)
     return strict + _mH(strict) + d
 
 
@@ -164,7 +166,7 @@ def _gap_inverse(w: Any, f: Any = None) -> tuple[Any, bool]:
     f = w if f is None else f
     n = w.shape[-1]
     wd = _raw(w)
-    eye = np.eye(n, dtype=bool, like=_like(wd))
+    eye = _B.eye(n, dtype=bool, like=_like(wd))
     bad = (~eye) & (np.abs(wd[..., None, :] - wd[..., :, None]) <= _tol(w, n)[..., None])
     skip = eye | bad
     e = F.expand_dims(f, -2) - F.expand_dims(f, -1)
@@ -218,7 +220,13 @@ inv_p = Primitive("inv", _inv_impl, _inv_jvp, reads=("out",))
 
 
 def _solve_impl(a: Any, b: Any) -> Any:
-    return namespace(a, b).linalg.solve(a, b)
+    xp = namespace(a, b)
+    if xp is not np and np.ndim(b) > 1 and a.shape[:-2] != b.shape[:-2] and is_cupy(a):
+        # CuPy's solve does not broadcast the stacks of a and b against each other
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = xp.broadcast_to(a, batch + a.shape[-2:])
+        b = xp.broadcast_to(b, batch + b.shape[-2:])
+    return xp.linalg.solve(a, b)
 
 
 def _solve_batch(arrays: Any, nbs: Any) -> Any:
@@ -307,15 +315,51 @@ def _cholesky_jvp(primals: Any, tangents: Any, out: Any, *, upper: bool) -> Any:
     n = lo.shape[-1]
     linv = apply(inv_p, lo)
     x = F.matmul(F.matmul(linv, _herm_part(tangents[0], not upper)), _mH(linv))
-    phi = np.tril(np.ones((n, n), like=_like(lo._data)), -1) + 0.5 * np.eye(
+    phi = np.tril(_B.ones((n, n), like=_like(lo._data)), -1) + 0.5 * _B.eye(
         n, like=_like(lo._data))
     dl = F.matmul(lo, x * phi.astype(_real_dtype(lo.dtype)))
     return _mH(dl) if upper else dl
 
 
+def _from_lower(a: Any) -> Any:
+    """The Hermitian matrix that ``a``'s lower triangle defines (what NumPy's ``eigh``-based
+    ``hermitian=True`` paths read)."""
+    xp = namespace(a)
+    low = xp.tril(a)
+    return low + xp.conj(xp.swapaxes(xp.tril(a, -1), -1, -2))
+
+
+def _cholesky_impl(a: Any, *, upper: bool) -> Any:
+    xp = namespace(a)
+    if xp is np:
+        return np.linalg.cholesky(a, upper=upper)
+    if not upper:
+        return xp.linalg.cholesky(a)
+    # CuPy's cholesky has no ``upper``: the upper factor read from the upper triangle is
+    # the conjugate transpose of the lower factor of the conjugate transpose
+    mh = lambda m: xp.conj(xp.swapaxes(m, -1, -2))  # noqa: E731
+    return mh(xp.linalg.cholesky(mh(a)))
+
+
+def _svd_impl(a: Any, *, full_matrices: bool, hermitian: bool) -> tuple[Any, ...]:
+    xp = namespace(a)
+    if xp is np:
+        return tuple(np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian))
+    # CuPy's svd has no ``hermitian``: the matrix NumPy would read, factored as any matrix
+    # (the factors differ from NumPy's eigh-based ones by gauge only)
+    return tuple(xp.linalg.svd(_from_lower(a) if hermitian else a, full_matrices=full_matrices))
+
+
+def _pinv_impl(a: Any, *, rcond: float, hermitian: bool) -> Any:
+    xp = namespace(a)
+    if xp is np:
+        return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)
+    return xp.linalg.pinv(_from_lower(a) if hermitian else a, rcond=rcond)  # (as _svd_impl)
+
+
 cholesky_p = Primitive(
     "cholesky",
-    lambda a, *, upper: namespace(a).linalg.cholesky(a, upper=upper),
+    _cholesky_impl,
     _cholesky_jvp,
     reads=("out",),
 )
@@ -430,7 +474,7 @@ def _svd_jvp(primals: Any, tangents: Any, out: Any, *, full_matrices: bool,
     om_u = (dp * srow + scol * dph) * fm
     om_v = (scol * dp + dph * srow) * fm
     if _is_c(t):  # the diagonal: gauge Im diag(V^H dV) = 0, the phase goes to U
-        om_u = om_u + F.where(np.eye(k, dtype=bool, like=_like(sd)),
+        om_u = om_u + F.where(_B.eye(k, dtype=bool, like=_like(sd)),
                               F.expand_dims(F.imag(_diag(dp)) * sinv, -1) * 1j, 0)
     du = F.matmul(u, om_u)
     if m > k:
@@ -458,8 +502,7 @@ def _svd_jvp(primals: Any, tangents: Any, out: Any, *, full_matrices: bool,
 
 svd_p = Primitive(
     "svd",
-    lambda a, *, full_matrices, hermitian: tuple(
-        namespace(a).linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)),
+    _svd_impl,
     _svd_jvp,
     reads=("out",),
     multi=True,
@@ -501,7 +544,7 @@ def _qr_jvp(primals: Any, tangents: Any, out: Any, *, mode: str) -> Any:
     low = F.tril(c, -1)
     om = low - _mH(low)  # Q^H dQ: skew-Hermitian
     if _is_c(c):
-        om = om + F.where(np.eye(k, dtype=bool, like=_like(_raw(c))), F.imag(c) * 1j, 0)
+        om = om + F.where(_B.eye(k, dtype=bool, like=_like(_raw(c))), F.imag(c) * 1j, 0)
     dq = F.matmul(qk, om)
     if m > k:
         dq = dq + (da1r - F.matmul(qk, c))  # (I - Q Q^H) dA1 R1^{-1}
@@ -536,8 +579,8 @@ def _pinv_jvp(primals: Any, tangents: Any, out: Any, *, rcond: float, hermitian:
     m, n = a.shape[-2], a.shape[-1]
     th = _mH(t)
     ph = _mH(p)
-    rm = np.eye(m, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(a, p)
-    ln = np.eye(n, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(p, a)
+    rm = _B.eye(m, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(a, p)
+    ln = _B.eye(n, dtype=p.dtype, like=_like(_raw(p))) - F.matmul(p, a)
     r = -F.matmul(F.matmul(p, t), p)
     r = r + F.matmul(F.matmul(F.matmul(p, ph), th), rm)
     return r + F.matmul(F.matmul(ln, th), F.matmul(ph, p))
@@ -545,7 +588,7 @@ def _pinv_jvp(primals: Any, tangents: Any, out: Any, *, rcond: float, hermitian:
 
 pinv_p = Primitive(
     "pinv",
-    lambda a, *, rcond, hermitian: namespace(a).linalg.pinv(a, rcond=rcond, hermitian=hermitian),
+    _pinv_impl,
     _pinv_jvp,
     reads=(0, "out"),
 )
@@ -1018,7 +1061,7 @@ def matrix_power(a: Any, n: int) -> Any:
     except TypeError as e:
         raise TypeError("exponent must be an integer") from e
     if n == 0:
-        eye = np.eye(a.shape[-1], dtype=a.dtype, like=_like(a._data))
+        eye = _B.eye(a.shape[-1], dtype=a.dtype, like=_like(a._data))
         return _make(np.broadcast_to(eye, a.shape).copy())
     if n < 0:
         a = inv(a)
@@ -1292,7 +1335,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> Any:
         r = B - F.matmul(a, x)
         resid = F.sum(F.real(r * F.conj(r)) if _is_c(r) else r * r, axis=0)
     else:
-        resid = _make(np.empty((0,), _real_dtype(dt), like=_like(a._data)))
+        resid = _make(_B.empty((0,), _real_dtype(dt), like=_like(a._data)))
     if vec:
         x = x[..., 0]
     return x, resid, np.int32(rank), s

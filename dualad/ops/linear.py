@@ -17,7 +17,9 @@ import weakref
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array as _is_cupy
 
+from .. import _backend as _B
 from .. import _fastpaths
 from .._backend import add_at as _add_at
 from .._backend import broadcast_to as _broadcast_to
@@ -221,7 +223,9 @@ class Index:
             used = len(key) - key.count(None) - key.count(Ellipsis)
         else:
             key = tuple(k._data if isinstance(k, Tensor) else k for k in key)
-            key = tuple(np.asarray(k) if isinstance(k, list) else k for k in key)
+            # (index arrays live on the host: a CuPy one is copied there, as take's are)
+            key = tuple(np.asarray(k) if isinstance(k, list) else _B.to_host(k)
+                        if _is_cupy(k) else k for k in key)
             used = sum(
                 (k.ndim if getattr(k, "dtype", None) == np.bool_ else 1)
                 for k in key
@@ -261,7 +265,7 @@ getitem = _linear1("getitem", _getitem_impl, _getitem_batch, _getitem_aval, True
 
 
 def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
-    z = np.zeros(shape, dtype=a.dtype, like=_like(a))  # on a's device (NEP 35)
+    z = _B.zeros(shape, dtype=a.dtype, like=_like(a))  # on a's device (NEP 35)
     if idx.basic:
         z[idx.key] = a
     elif z.__class__ is np.ndarray and a.__class__ is np.ndarray:
@@ -273,7 +277,7 @@ def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
 
 def _index_add_batch(arrays: Any, nbs: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
     a, nb = arrays[0], nbs[0]
-    z = np.zeros(a.shape[:nb] + shape, dtype=a.dtype, like=_like(a))
+    z = _B.zeros(a.shape[:nb] + shape, dtype=a.dtype, like=_like(a))
     if idx.basic:  # as in _getitem_batch: a basic index skips the batch axes in front
         z[(slice(None),) * nb + idx.key] = a
         return z, nb
@@ -319,7 +323,7 @@ def zeros_batched(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
     from .._tensor import _make
 
     d = like._data
-    z = _make(np.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_like(d)))
+    z = _make(_B.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_like(d)))
     z._nb = like._nb
     return z
 
@@ -330,7 +334,7 @@ def zeros_of(p: Any) -> Tensor:
 
     if isinstance(p, Tensor):
         d = p._data
-        return _make(np.zeros(p.shape, d.dtype, like=_like(d)))
+        return _make(_B.zeros(p.shape, d.dtype, like=_like(d)))
     return _make(np.zeros_like(p))
 
 
@@ -673,7 +677,9 @@ def _setitem_batch(arrays: Any, nbs: Any, *, idx: Index) -> Any:
     if not nx:
         x = np.broadcast_to(x, (arrays[1].shape[:nv]) + x.shape)
     out = move_batch_last(x.copy(), nb)
-    vl = move_batch_last(v, nv) if nv else np.asarray(v)[..., None]
+    # (an unbatched value: one more axis, against the batch axis; of out's kind, which a
+    # CuPy array needs)
+    vl = move_batch_last(v, nv) if nv else _B.asarray_like(v, like=_like(out))[..., None]
     out[idx.key] = vl
     return move_batch_first(out, nb), nb
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import like as _like
 from .._dispatch import Primitive, apply
 from . import elementwise as E
@@ -99,9 +100,9 @@ def _cumprod_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
     # Exact anywhere: dy_k = sum_{i<=k} t_i prod_{j<=k, j!=i} x_j  (O(n^2) along the axis)
     n = x.shape[axis]
     xm, tm = F.moveaxis(x, axis, -1), F.moveaxis(t, axis, -1)
-    eye = np.eye(n, dtype=bool, like=_like(x._data))  # constants on x's device (NEP 35)
+    eye = _B.eye(n, dtype=bool, like=_like(x._data))  # constants on x's device (NEP 35)
     rows = F.where(eye, 1, F.expand_dims(xm, -2))  # row i: x with x_i replaced by 1
-    upper = np.tril(np.ones((n, n), bool, like=_like(x._data))).T
+    upper = np.tril(_B.ones((n, n), bool, like=_like(x._data))).T
     m = F.where(upper, F.cumprod(rows, -1), 0)  # keep k >= i
     return F.moveaxis(F.einsum("...i,...ik->...k", tm, m), -1, axis)
 

@@ -108,7 +108,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
                     "grad can be implicitly created only for real scalar outputs; pass a "
                     "gradient for the complex output"
                 )
-            g = _make(np.ones(o.shape, dtype=o.dtype, like=_like(o._data)))
+            g = _make(_backend.ones(o.shape, dtype=o.dtype, like=_like(o._data)))
         elif not isinstance(g, Tensor):
             g = _make(_backend.asarray(g, dtype=o.dtype))  # (a Dask array stays lazy)
         want = o.shape
@@ -1034,9 +1034,9 @@ def grad(
                 if t.__class__ is EDGE:  # (a GradientEdge: the aval of that output)
                     n, nr = t
                     t = n.variable if n.__class__ is AccumulateGrad else \
-                        _make(np.empty(*n.out_avals[nr], like=_like(cts[0]._data)))
+                        _make(_backend.empty(*n.out_avals[nr], like=_like(cts[0]._data)))
                 shape = ((cts[0]._data.shape[0],) if is_grads_batched else ()) + t.shape
-                g = _make(np.zeros(shape, dtype=t.dtype, like=_like(t._data)))
+                g = _make(_backend.zeros(shape, dtype=t.dtype, like=_like(t._data)))
                 if create_graph:  # (differentiable further, as torch's zeros are)
                     g.requires_grad_()
         elif is_grads_batched:

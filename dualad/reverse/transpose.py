@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dispatch as D
 from .._backend import like as _like
 from .._tensor import Tensor
@@ -300,9 +301,9 @@ def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:
     it (a pass through memory fewer); the values are the same."""
     rest = _outside(key, shape) if p.size >= _SLAB_MIN else None
     if rest is None:
-        z = np.zeros(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
+        z = _B.zeros(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
     else:
-        z = np.empty(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
+        z = _B.empty(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
         for k in rest:
             z[k] = 0
     if neg:

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import like as _like
 from .._dispatch import apply
 from ..ops import fft as FT
@@ -59,7 +60,7 @@ def _c2c(inverse_prim: Any) -> Any:
 def _on(w: Any, t: Any) -> Any:
     """The NumPy weights ``w`` on ``t``'s kind (a CuPy cotangent cannot meet them)."""
     a = getattr(t, "_data", t)
-    return w if a.__class__ is np.ndarray else np.asarray(w, like=_like(a))
+    return w if a.__class__ is np.ndarray else _B.asarray_like(w, like=_like(a))
 
 
 def _rfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:

@@ -20,8 +20,9 @@ import math
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array
 
-from .._backend import is_dask
+from .._backend import asarray_like, is_dask
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
 from ..ops import functions as F
@@ -31,8 +32,14 @@ __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "
            "logsumexp", "softmax", "log_softmax"]
 
 
-def _scipy(name: str) -> Any:
-    """``scipy.special.<name>``, or ImportError naming the extra that installs SciPy."""
+def _scipy(name: str, *arrays: Any) -> Any:
+    """``scipy.special.<name>`` (``cupyx.scipy.special``'s for CuPy ``arrays``: SciPy's
+    functions would copy a GPU's array to the host), or ImportError naming the extra that
+    installs SciPy."""
+    if any(is_cupy_array(a) for a in arrays):
+        import cupyx.scipy.special as csp  # type: ignore[import-not-found]
+
+        return getattr(csp, name)
     try:
         import scipy.special as sp
     except ImportError as e:  # pragma: no cover - exercised only without SciPy
@@ -43,7 +50,7 @@ def _scipy(name: str) -> Any:
 
 def _sp(name: str) -> Any:
     def f(*args: Any) -> Any:
-        return _scipy(name)(*args)
+        return _scipy(name, *args)(*args)
 
     f.__name__ = name
     return f
@@ -55,8 +62,10 @@ def _sp(name: str) -> Any:
 def _polygamma_impl(x: Any, *, n: int) -> Any:
     if is_dask(x):  # (SciPy's polygamma is no ufunc: it would compute the whole array)
         return x.map_blocks(_polygamma_impl, n=n, dtype=x.dtype)
-    r = _scipy("polygamma")(n, x)
-    return np.asarray(r, dtype=x.dtype if x.dtype.kind == "f" else r.dtype)
+    # (CuPy's polygamma broadcasts n against x: it takes an array there)
+    r = _scipy("polygamma", x)(n if not is_cupy_array(x) else asarray_like(n, like=x), x)
+    dt = x.dtype if x.dtype.kind == "f" else r.dtype
+    return r.astype(dt, copy=False) if is_cupy_array(r) else np.asarray(r, dtype=dt)
 
 
 def _polygamma_jvp(primals: Any, tangents: Any, out: Any, *, n: int) -> Any:
@@ -91,7 +100,7 @@ def _trigamma(x: Any) -> Any:
 
 
 def _np_expit(x: Any) -> Any:
-    return np.exp(-np.logaddexp(np.zeros((), x.dtype), -x))
+    return np.exp(-np.logaddexp(x.dtype.type(0), -x))  # (a typed scalar: CuPy takes it)
 
 
 def _np_logit(x: Any) -> Any:
@@ -99,7 +108,7 @@ def _np_logit(x: Any) -> Any:
 
 
 def _np_xlogy(a: Any, b: Any) -> Any:
-    return np.where(a == 0, np.zeros((), np.result_type(a, b)), a * np.log(b))
+    return np.where(a == 0, np.result_type(a, b).type(0), a * np.log(b))
 
 
 # The names the formulas below use, for the Tensor rules and the array kernels.
