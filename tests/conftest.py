@@ -47,6 +47,15 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--backend", default="numpy", choices=("numpy", "cupy"),
+        help="cupy: run tests/test_device_sweep.py (the op database in every mode, the "
+             "functional API, in-place programs) on CuPy arrays on a GPU, against the same "
+             "computations on NumPy (docs/backends.md); numpy (the default) skips it",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from dualad import _fastpaths
 

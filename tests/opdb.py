@@ -1604,9 +1604,20 @@ def run(op: OpInfo, s: Sample, args: tuple[Any, ...]) -> list[Any]:
     return diff_outputs(op.call(dnp, *args, **s.kwargs))
 
 
+# The array kind a computation is run on when it is not NumPy (tests/test_device_sweep.py
+# sets it): every result must be of that kind, and comes back to the host to be compared.
+DEVICE: Any = None
+
+
 def to_np(t: Any) -> np.ndarray:
     if t is None:
         return None
+    if DEVICE is not None and isinstance(t, da.Tensor):
+        a = t.detach()._data
+        assert DEVICE.is_kind(a), f"a result of {type(a).__name__}, not a {DEVICE.name} array"
+        return DEVICE.get(a)
+    if DEVICE is not None and DEVICE.is_kind(t):
+        return DEVICE.get(t)
     return np.asarray(t.detach().numpy()) if isinstance(t, da.Tensor) else np.asarray(t)
 
 
@@ -1990,8 +2001,8 @@ def _grads(outs: list[Any], xs: list[Any], cots: list[Any], **kw: Any) -> list[A
     lead = (np.shape(cots[0])[0],) if kw.get("is_grads_batched") and cots else ()
     pairs = [(o, c) for o, c in zip(outs, cots, strict=True)
              if isinstance(o, da.Tensor) and o.requires_grad]
-    if not pairs:
-        return [da.as_tensor(_zeros(x.shape, x.dtype, lead)) for x in xs]
+    if not pairs:  # (zeros of the inputs' kind: NumPy's, or a GPU's)
+        return [da.as_tensor(np.zeros_like(x.detach()._data, shape=lead + x.shape)) for x in xs]
     return list(da.grad([o for o, _ in pairs], xs,
                         grad_outputs=[da.as_tensor(c) for _, c in pairs],
                         allow_unused=True, materialize_grads=True, **kw))
