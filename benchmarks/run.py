@@ -72,7 +72,8 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 IMPLS = ("dualad", "numpy", "torch", "jax", "autograd")
-PEERS = ("torch", "jax", "autograd")
+JIT = "jax jit"  # a column of its own with --backend cupy: JAX compiled, beside the eager peers
+PEERS = ("torch", "jax", JIT, "autograd")
 ALL_BENCHMARKS = (
     "forward",
     "plain",
@@ -143,6 +144,9 @@ class Backend:
     them, and then moves the inputs with ``put``; the reference column computes with
     ``xp``. ``sync`` waits for queued work (a GPU's stream) before the clock stops;
     None where calls finish before they return (NumPy). ``get`` reads a result back.
+    ``device`` is where the peers compute: torch's device name ("cpu", "cuda"); JAX
+    computes on its default device (its GPU where jax is installed with CUDA).
+    ``gpu_sizes``: the rows of large arrays use sizes where a GPU matters.
     """
 
     name: str
@@ -151,11 +155,20 @@ class Backend:
     sync: Callable[[], None] | None
     get: Callable[[Any], np.ndarray]
     about: str = ""
+    device: str = "cpu"
+    gpu_sizes: bool = False
 
     @property
-    def peers(self) -> bool:
-        """Whether the peers run: they take NumPy arrays."""
-        return self.name == "numpy"
+    def impls(self) -> tuple[str, ...]:
+        """The table's columns: JAX compiled (``jit``) beside the eager peers on a GPU."""
+        return IMPLS + (JIT,) if self.gpu_sizes else IMPLS
+
+    def peer_runs(self, impl: str) -> bool:
+        """Whether a peer runs here: HIPS autograd computes with NumPy alone (no GPU), and
+        compiled JAX is timed on a GPU only (the CPU table compares eager libraries)."""
+        if impl == JIT:
+            return self.gpu_sizes
+        return self.device == "cpu" or impl in ("torch", "jax")
 
 
 def numpy_backend() -> Backend:
@@ -163,6 +176,9 @@ def numpy_backend() -> Backend:
 
 
 def cupy_backend() -> Backend:
+    # JAX takes 75% of the GPU's memory when it starts unless told not to; CuPy and torch
+    # share the device here, so JAX allocates as it goes, as they do
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import cupy
     except ImportError as e:
@@ -178,9 +194,17 @@ def cupy_backend() -> Backend:
         raise SystemExit(
             f"--backend cupy: CuPy {cupy.__version__} finds no usable GPU ({short_reason(e)})"
         ) from None
+
+    def sync() -> None:  # CuPy's stream, and torch's where it has started CUDA
+        device.synchronize()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+
     return Backend(
-        "cupy", cupy, cupy.asarray, device.synchronize, cupy.asnumpy,
+        "cupy", cupy, cupy.asarray, sync, cupy.asnumpy,
         about=f"cupy {cupy.__version__} on {name.decode() if isinstance(name, bytes) else name}",
+        device="cuda", gpu_sizes=True,
     )
 
 
@@ -229,7 +253,9 @@ class Libs:
         import jax.numpy as jnp
 
         self.versions["jax"] = f"{jax.__version__} (eager, {jax.default_backend()})"
-        return SimpleNamespace(jax=jax, jnp=jnp)
+        # the "jax jit" column: the same row code with each timed function compiled
+        self.mods[JIT] = SimpleNamespace(jax=jax, jnp=jnp, jit=jax.jit)
+        return SimpleNamespace(jax=jax, jnp=jnp, jit=lambda f: f)
 
     def _load_autograd(self) -> SimpleNamespace:
         import autograd
@@ -322,6 +348,8 @@ def to_np(x: object) -> np.ndarray:
         return x
     if hasattr(x, "detach"):  # dualad and torch tensors
         x = x.detach()
+    if hasattr(x, "is_cuda") and x.is_cuda:  # a torch tensor on a GPU: to the host
+        x = x.cpu()
     if hasattr(x, "numpy"):
         x = x.numpy()
     if not isinstance(x, np.ndarray) and hasattr(x, "get"):  # a CuPy array: to the host
@@ -370,9 +398,17 @@ class Runner:
 
     def skipped(self, impl: str) -> Cell | None:
         """The cell of a peer that this backend does not run (None if it runs)."""
-        if impl in PEERS and not self.backend.peers:
+        if impl in PEERS and not self.backend.peer_runs(impl):
             return Cell(text="-", reason=f"not run with --backend {self.backend.name}")
         return None
+
+    def torch_in(self, tc: Any, a: Any) -> Any:
+        """A row's input as a torch tensor of its own (a copy) on the peers' device."""
+        return tc.from_numpy(np.array(to_np(a))).to(self.backend.device)
+
+    def jax_in(self, jnp: Any, a: Any) -> Any:
+        """A row's input as a JAX array on JAX's default device."""
+        return jnp.asarray(to_np(a))
 
     def missing(self, impl: str) -> Cell:
         if impl == "dualad":
@@ -501,7 +537,7 @@ def bench_forward(r: Runner) -> list[Row]:
 
     def torch(lib):
         tc, fwAD = lib.torch, lib.fwAD
-        x, t, ops = tc.from_numpy(x0.copy()), tc.from_numpy(t0.copy()), chain_ops(tc)
+        x, t, ops = r.torch_in(tc, x0), r.torch_in(tc, t0), chain_ops(tc)
 
         def run():
             with fwAD.dual_level():
@@ -513,11 +549,12 @@ def bench_forward(r: Runner) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        x, t, ops = jnp.asarray(x0), jnp.asarray(t0), chain_ops(jnp)
+        x, t, ops = r.jax_in(jnp, x0), r.jax_in(jnp, t0), chain_ops(jnp)
         f = lambda x: run_chain(x, ops, N_CHAIN)
+        jvp = lib.jit(lambda x, t: jx.jvp(f, (x,), (t,)))
 
         def run():
-            p, tan = jx.jvp(f, (x,), (t,))
+            p, tan = jvp(x, t)
             tan.block_until_ready()
             return p, tan
 
@@ -529,6 +566,7 @@ def bench_forward(r: Runner) -> list[Row]:
         return lambda: jvp_at(x0)(t0)
 
     makers = dict(dualad=dualad, numpy=numpy, torch=torch, jax=jax, autograd=autograd)
+    makers[JIT] = jax
     cells = r.cells(makers, check_pair, per_op)
     cells["numpy"].reason = "value only"
     return [
@@ -557,13 +595,19 @@ def bench_plain(r: Runner) -> list[Row]:
 
         return make
 
+    def jax(lib):
+        x, ops = r.jax_in(lib.jnp, x0), chain_ops(lib.jnp)
+        f = lib.jit(lambda x: run_chain(x, ops, N_CHAIN))
+        return lambda: f(x).block_until_ready()
+
     makers = dict(
         dualad=plain(lambda lib: lib.da.tensor(x0), lambda lib: lib.dnp),
         numpy=plain(lambda lib: x0, lambda lib: r.xp),
-        torch=plain(lambda lib: lib.torch.from_numpy(x0.copy()), lambda lib: lib.torch),
-        jax=plain(lambda lib: lib.jnp.asarray(x0), lambda lib: lib.jnp),
+        torch=plain(lambda lib: r.torch_in(lib.torch, x0), lambda lib: lib.torch),
+        jax=jax,
         autograd=plain(lambda lib: x0, lambda lib: lib.anp),
     )
+    makers[JIT] = jax
     cells = r.cells(makers, check, per_op)
     return [
         Row(
@@ -577,7 +621,7 @@ def bench_plain(r: Runner) -> list[Row]:
 
 
 def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
-    n = 10**6 if quick else 10**7
+    n = 10**6 if quick else 10**8 if r.backend.gpu_sizes else 10**7
     rng = np.random.default_rng(1)
     x = rng.standard_normal(n)
     v = rng.standard_normal(n)
@@ -609,7 +653,7 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
 
     def torch(lib):
         tc, fwAD = lib.torch, lib.fwAD
-        xt, vt = tc.from_numpy(x), tc.from_numpy(v)
+        xt, vt = r.torch_in(tc, x), r.torch_in(tc, v)
 
         def run():
             with fwAD.dual_level():
@@ -621,11 +665,12 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        xj, vj = jnp.asarray(x), jnp.asarray(v)
+        xj, vj = r.jax_in(jnp, x), r.jax_in(jnp, v)
         f = lambda x: jnp.sum(jnp.sin(x) * jnp.exp(-(x**2)))
+        jvp = lib.jit(lambda x, v: jx.jvp(f, (x,), (v,)))
 
         def run():
-            p, tan = jx.jvp(f, (xj,), (vj,))
+            p, tan = jvp(xj, vj)
             tan.block_until_ready()
             return p, tan
 
@@ -637,7 +682,8 @@ def bench_bigjvp(r: Runner, quick: bool) -> list[Row]:
         return lambda: jvp_at(x)(v)
 
     cells = r.ratio_cells(
-        dict(numpy=numpy, dualad=dualad, torch=torch, jax=jax, autograd=autograd), check_pair)
+        {"numpy": numpy, "dualad": dualad, "torch": torch, "jax": jax, JIT: jax,
+         "autograd": autograd}, check_pair)
     base = cells["numpy"]
     if base.value is not None:
         base.text = f"1 ({base.value * 1e3:.1f} ms)"
@@ -678,8 +724,8 @@ def bench_reverse(r: Runner) -> list[Row]:
 
     def torch(lib):
         tc = lib.torch
-        x = tc.from_numpy(x0.copy()).requires_grad_()
-        g, ops = tc.from_numpy(ones.copy()), chain_ops(tc)
+        x = r.torch_in(tc, x0).requires_grad_()
+        g, ops = r.torch_in(tc, ones), chain_ops(tc)
 
         def run():
             y = run_chain(x, ops, N_CHAIN)
@@ -690,12 +736,17 @@ def bench_reverse(r: Runner) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        x, g, ops = jnp.asarray(x0), jnp.asarray(ones), chain_ops(jnp)
+        x, g, ops = r.jax_in(jnp, x0), r.jax_in(jnp, ones), chain_ops(jnp)
         f = lambda x: run_chain(x, ops, N_CHAIN)
 
-        def run():
+        def value_and_vjp(x, g):
             y, vjp = jx.vjp(f, x)
-            (gx,) = vjp(g)
+            return y, vjp(g)[0]
+
+        value_and_vjp = lib.jit(value_and_vjp)
+
+        def run():
+            y, gx = value_and_vjp(x, g)
             gx.block_until_ready()
             return y, gx
 
@@ -712,6 +763,7 @@ def bench_reverse(r: Runner) -> list[Row]:
         return run
 
     makers = dict(dualad=dualad, numpy=numpy, torch=torch, jax=jax, autograd=autograd)
+    makers[JIT] = jax
     cells = r.cells(makers, check_pair, per_op)
     cells["numpy"].reason = "value only"
     return [
@@ -728,10 +780,9 @@ def bench_reverse(r: Runner) -> list[Row]:
 # ---------------------------------------------------------------------------
 # 5: MLP
 # ---------------------------------------------------------------------------
-def mlp_data():
+def mlp_data(batch: int = 128):
     rng = np.random.default_rng(2)
     sizes = (784, 512, 512, 10)
-    batch = 128
     X = rng.standard_normal((batch, sizes[0]))
     labels = rng.integers(0, sizes[-1], batch)
     Y = np.eye(sizes[-1])[labels]
@@ -778,7 +829,8 @@ def mlp_grad_numpy(X, Y, params):
 
 
 def bench_mlp(r: Runner) -> list[Row]:
-    X, Y, params = mlp_data()
+    batch = 4096 if r.backend.gpu_sizes else 128
+    X, Y, params = mlp_data(batch)
     want_loss = mlp_loss(np, X, Y, params)
     want_grads = mlp_grad_numpy(X, Y, params)
     X, Y, params = r.put(X), r.put(Y), [r.put(p) for p in params]
@@ -812,8 +864,8 @@ def bench_mlp(r: Runner) -> list[Row]:
 
     def torch(lib):
         tc = lib.torch
-        Xt, Yt = tc.from_numpy(X), tc.from_numpy(Y)
-        ps = [tc.from_numpy(p.copy()).requires_grad_() for p in params]
+        Xt, Yt = r.torch_in(tc, X), r.torch_in(tc, Y)
+        ps = [r.torch_in(tc, p).requires_grad_() for p in params]
 
         def run():
             loss = mlp_loss_torch(tc, Xt, Yt, ps)
@@ -823,12 +875,12 @@ def bench_mlp(r: Runner) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        Xj, Yj = jnp.asarray(X), jnp.asarray(Y)
-        ps = [jnp.asarray(p) for p in params]
-        vg = jx.value_and_grad(lambda ps: mlp_loss(jnp, Xj, Yj, ps))
+        Xj, Yj = r.jax_in(jnp, X), r.jax_in(jnp, Y)
+        ps = [r.jax_in(jnp, p) for p in params]
+        vg = lib.jit(jx.value_and_grad(lambda ps, X, Y: mlp_loss(jnp, X, Y, ps)))
 
         def run():
-            loss, grads = vg(ps)
+            loss, grads = vg(ps, Xj, Yj)
             grads[0].block_until_ready()
             return loss, grads
 
@@ -840,7 +892,8 @@ def bench_mlp(r: Runner) -> list[Row]:
         return lambda: vg(list(params))
 
     cells = r.ratio_cells(
-        dict(numpy=numpy, dualad=dualad, torch=torch, jax=jax, autograd=autograd), check)
+        {"numpy": numpy, "dualad": dualad, "torch": torch, "jax": jax, JIT: jax,
+         "autograd": autograd}, check)
     base = cells["numpy"]
     if base.value is not None:
         base.text = f"1 ({base.value * 1e3:.2f} ms)"
@@ -849,7 +902,7 @@ def bench_mlp(r: Runner) -> list[Row]:
     return [
         Row(
             "mlp",
-            "MLP 784-512-512-10 tanh, batch 128, softmax CE: loss + grad of 6 params",
+            f"MLP 784-512-512-10 tanh, batch {batch}, softmax CE: loss + grad of 6 params",
             "× numpy",
             "≤ 3.2",
             cells,
@@ -1066,7 +1119,7 @@ def dualad_functional(lib):
 
 
 def bench_jacobian(r: Runner) -> list[Row]:
-    n = 256
+    n = 2048 if r.backend.gpu_sizes else 256
     rng = np.random.default_rng(3)
     W = r.put(rng.standard_normal((n, n)) / np.sqrt(n))
     x = r.put(rng.standard_normal(n))
@@ -1098,7 +1151,7 @@ def bench_jacobian(r: Runner) -> list[Row]:
     def torch(kind):
         def build(lib):
             tc = lib.torch
-            Wt, xt = tc.from_numpy(W), tc.from_numpy(x)
+            Wt, xt = r.torch_in(tc, W), r.torch_in(tc, x)
             f = lambda x: tc.tanh(Wt @ x) + x**3
             fn = tc.func.jacfwd if kind == "fwd" else tc.func.jacrev
             out = {f"torch.func.jac{kind}": lambda: lambda: fn(f)(xt)}
@@ -1116,10 +1169,11 @@ def bench_jacobian(r: Runner) -> list[Row]:
     def jax(kind):
         def build(lib):
             jx, jnp = lib.jax, lib.jnp
-            Wj, xj = jnp.asarray(W), jnp.asarray(x)
+            Wj, xj = r.jax_in(jnp, W), r.jax_in(jnp, x)
             f = lambda x: jnp.tanh(Wj @ x) + x**3
-            fn = jx.jacfwd(f) if kind == "fwd" else jx.jacrev(f)
-            return {f"jax.jac{kind} (eager)": lambda: lambda: fn(xj).block_until_ready()}
+            fn = lib.jit(jx.jacfwd(f) if kind == "fwd" else jx.jacrev(f))
+            how = "jit" if lib.jit is jx.jit else "eager"
+            return {f"jax.jac{kind} ({how})": lambda: lambda: fn(xj).block_until_ready()}
 
         return build
 
@@ -1141,6 +1195,7 @@ def bench_jacobian(r: Runner) -> list[Row]:
             "numpy": numpy_cell,
             "torch": peer_cell(r, "torch", torch(kind), check, ms),
             "jax": peer_cell(r, "jax", jax(kind), check, ms),
+            JIT: peer_cell(r, JIT, jax(kind), check, ms),
             "autograd": peer_cell(r, "autograd", autograd if kind == "rev" else None, check, ms),
         }
         rows.append(
@@ -1150,7 +1205,7 @@ def bench_jacobian(r: Runner) -> list[Row]:
 
 
 def bench_hvp(r: Runner, quick: bool) -> list[Row]:
-    n = 10**5
+    n = 10**7 if r.backend.gpu_sizes and not quick else 10**5
     rng = np.random.default_rng(4)
     x = r.put(1 + 0.1 * rng.standard_normal(n))
     v = r.put(rng.standard_normal(n))
@@ -1184,7 +1239,7 @@ def bench_hvp(r: Runner, quick: bool) -> list[Row]:
 
     def torch(lib):
         tc = lib.torch
-        xt, vt, f = tc.from_numpy(x), tc.from_numpy(v), rosen(tc)
+        xt, vt, f = r.torch_in(tc, x), r.torch_in(tc, v), rosen(tc)
         return {
             "torch.func.jvp(grad) (fwd-over-rev)": lambda: (
                 lambda: tc.func.jvp(tc.func.grad(f), (xt,), (vt,))
@@ -1196,14 +1251,16 @@ def bench_hvp(r: Runner, quick: bool) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        xj, vj, f = jnp.asarray(x), jnp.asarray(v), rosen(jnp)
+        xj, vj, f = r.jax_in(jnp, x), r.jax_in(jnp, v), rosen(jnp)
+        hvp = lib.jit(lambda x, v: jx.jvp(jx.grad(f), (x,), (v,)))
 
         def run():
-            out = jx.jvp(jx.grad(f), (xj,), (vj,))
+            out = hvp(xj, vj)
             out[1].block_until_ready()
             return out
 
-        return {"jax.jvp(grad) (eager)": lambda: run}
+        how = "jit" if lib.jit is jx.jit else "eager"
+        return {f"jax.jvp(grad) ({how})": lambda: run}
 
     def autograd(lib):
         f = rosen(lib.anp)
@@ -1217,13 +1274,14 @@ def bench_hvp(r: Runner, quick: bool) -> list[Row]:
         "numpy": numpy_cell,
         "torch": peer_cell(r, "torch", torch, check, ms),
         "jax": peer_cell(r, "jax", jax, check, ms),
+        JIT: peer_cell(r, JIT, jax, check, ms),
         "autograd": peer_cell(r, "autograd", autograd, check, ms),
     }
     return [Row("hvp", f"HVP of Rosenbrock, n=10^{round(math.log10(n))}", "ms", "≤ 2.5", cells)]
 
 
 def bench_hessian(r: Runner) -> list[Row]:
-    n = 100
+    n = 1000 if r.backend.gpu_sizes else 100
     rng = np.random.default_rng(5)
     A = r.put(rng.standard_normal((n, n)) / np.sqrt(n))
     x = r.put(rng.standard_normal(n))
@@ -1252,8 +1310,8 @@ def bench_hessian(r: Runner) -> list[Row]:
 
     def torch(lib):
         tc = lib.torch
-        A_of[id(tc)] = tc.from_numpy(A)
-        f, xt = f_of(tc), tc.from_numpy(x)
+        A_of[id(tc)] = r.torch_in(tc, A)
+        f, xt = f_of(tc), r.torch_in(tc, x)
         return {
             "torch.func.hessian": lambda: lambda: tc.func.hessian(f)(xt),
             "autograd.functional.hessian(vectorize=True)": lambda: (
@@ -1263,10 +1321,11 @@ def bench_hessian(r: Runner) -> list[Row]:
 
     def jax(lib):
         jx, jnp = lib.jax, lib.jnp
-        A_of[id(jnp)] = jnp.asarray(A)
-        f, xj = f_of(jnp), jnp.asarray(x)
-        hess = jx.hessian(f)
-        return {"jax.hessian (eager)": lambda: lambda: hess(xj).block_until_ready()}
+        A_of[id(jnp)] = r.jax_in(jnp, A)
+        f, xj = f_of(jnp), r.jax_in(jnp, x)
+        hess = lib.jit(jx.hessian(f))
+        how = "jit" if lib.jit is jx.jit else "eager"
+        return {f"jax.hessian ({how})": lambda: lambda: hess(xj).block_until_ready()}
 
     def autograd(lib):
         A_of[id(lib.anp)] = A
@@ -1280,6 +1339,7 @@ def bench_hessian(r: Runner) -> list[Row]:
         "numpy": numpy_cell,
         "torch": peer_cell(r, "torch", torch, check, ms),
         "jax": peer_cell(r, "jax", jax, check, ms),
+        JIT: peer_cell(r, JIT, jax, check, ms),
         "autograd": peer_cell(r, "autograd", autograd, check, ms),
     }
     return [Row("hessian", f"full Hessian of sum(log(1+(A@x)**2)), n={n}", "ms", "≤ 1.0", cells)]
@@ -1293,14 +1353,16 @@ def cell_text(c: Cell) -> str:
     return s + ("!" if c.wrong else "")
 
 
-def render(rows: list[Row], markdown: bool, reference: str = "numpy") -> str:
+def render(rows: list[Row], markdown: bool, reference: str = "numpy",
+           impls: tuple[str, ...] = IMPLS) -> str:
     """The table; ``reference`` names the numpy column (the backend's own evaluation)."""
-    header = ["benchmark", "unit", "target", *(reference if k == "numpy" else k for k in IMPLS)]
-    body = [[row.name, row.unit, row.target, *(cell_text(row.cells[k]) for k in IMPLS)] for row in rows]
+    header = ["benchmark", "unit", "target", *(reference if k == "numpy" else k for k in impls)]
+    body = [[row.name, row.unit, row.target, *(cell_text(row.cells[k]) for k in impls)]
+            for row in rows]
     if markdown:
         lines = [
             "| " + " | ".join(header) + " |",
-            "|" + "|".join(["---"] * 3 + ["---:"] * len(IMPLS)) + "|",
+            "|" + "|".join(["---"] * 3 + ["---:"] * len(impls)) + "|",
         ]
         lines += ["| " + " | ".join(b) + " |" for b in body]
         return "\n".join(lines)
@@ -1314,13 +1376,14 @@ def render(rows: list[Row], markdown: bool, reference: str = "numpy") -> str:
     return "\n".join(out)
 
 
-def render_notes(rows: list[Row], reference: str = "numpy") -> str:
+def render_notes(rows: list[Row], reference: str = "numpy",
+                 impls: tuple[str, ...] = IMPLS) -> str:
     lines = []
     for row in rows:
         items = []
         if row.note:
             items.append(row.note)
-        for k in IMPLS:
+        for k in impls:
             c = row.cells[k]
             name = reference if k == "numpy" else k
             if c.reason and c.reason not in ("not installed",):
@@ -1456,7 +1519,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory": lambda: (bench_memory(r, args.quick, script) if backend.name == "numpy"
                            else [Row("memory", "memory (host memory: not run with --backend "
                                      f"{backend.name})", "MB", "",
-                                     {k: Cell(text="-") for k in IMPLS})]),
+                                     {k: Cell(text="-") for k in backend.impls})]),
         "jacobian": lambda: bench_jacobian(r),
         "hvp": lambda: bench_hvp(r, args.quick),
         "hessian": lambda: bench_hessian(r),
@@ -1473,7 +1536,8 @@ def main(argv: list[str] | None = None) -> int:
                     name,
                     "",
                     "",
-                    {k: Cell(text="n/a", reason=f"benchmark failed: {short_reason(e)}") for k in IMPLS},
+                    {k: Cell(text="n/a", reason=f"benchmark failed: {short_reason(e)}")
+                     for k in backend.impls},
                 )
             ]
         rows += new
@@ -1482,8 +1546,8 @@ def main(argv: list[str] | None = None) -> int:
     if backend.name != "numpy":  # the ratios are to the backend's own evaluation
         for row in rows:
             row.unit = row.unit.replace("numpy", backend.name)
-    print(render(rows, args.markdown, backend.name))
-    notes = render_notes(rows, backend.name)
+    print(render(rows, args.markdown, backend.name, backend.impls))
+    notes = render_notes(rows, backend.name, backend.impls)
     if notes:
         print("\nnotes (! = wrong result; - = not installed or not applicable):")
         print(notes)
