@@ -24,7 +24,7 @@ import numpy as np
 from .._backend import is_dask
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
-from ..ops import functions as F
+from ..ops import vocabulary as F
 from ..ops.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
