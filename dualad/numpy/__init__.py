@@ -13,7 +13,7 @@ from .indexing import *
 from .logic import *
 from .manipulation import *
 
-# (a new view even when nothing changes, as NumPy's: see manipulation.view_of)
+# NumPy's reshape and transpose: a new view even when nothing changes (see manipulation.view_of)
 from .manipulation import reshape_view as reshape  # noqa: E402,I001
 from .manipulation import transpose_view as permute_dims
 from .manipulation import transpose_view as transpose

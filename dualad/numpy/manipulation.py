@@ -47,13 +47,15 @@ from ..ops.vocabulary import (
     transpose,
 )
 
+# (reshape, transpose and permute_dims are exported as reshape_view and transpose_view, by
+# dualad.numpy: the functions here call the vocabulary's reshape and transpose)
 __all__ = [
     "append", "array_split", "astype", "atleast_1d", "atleast_2d", "atleast_3d", "block",
     "broadcast_arrays", "broadcast_to", "column_stack", "concat", "concatenate", "delete", "dsplit",
     "dstack", "expand_dims", "flip", "fliplr", "flipud", "hsplit", "hstack", "insert",
-    "matrix_transpose", "moveaxis", "ndim", "pad", "ravel", "repeat", "reshape", "resize", "roll",
-    "rollaxis", "rot90", "shape", "size", "split", "squeeze", "stack", "swapaxes", "tile",
-    "transpose", "unstack", "vsplit", "vstack",
+    "matrix_transpose", "moveaxis", "ndim", "pad", "ravel", "repeat", "resize", "roll", "rollaxis",
+    "rot90", "shape", "size", "split", "squeeze", "stack", "swapaxes", "tile", "unstack", "vsplit",
+    "vstack",
 ]
 
 

@@ -86,7 +86,7 @@ conjugate = _alias(conj, "conjugate", ">>> dnp.conjugate(dualad.tensor([1 + 2j])
                                       "tensor([1.-2.j])")
 
 
-# -- more of NumPy's array manipulation: compositions of the functions above ---------------
+# -- NumPy's other names for primitives, and compositions ------------------------------------
 
 radians = E.PRIMS["deg2rad"]
 degrees = E.PRIMS["rad2deg"]
@@ -137,8 +137,6 @@ def real_if_close(a: Any, tol: float = 100) -> Any:
         tol = np.finfo(a.dtype).eps * tol
     return real(a) if bool(np.all(np.abs(a._data.imag) < tol)) else a
 
-
-# -- the rest of NumPy's namespace that has a derivative: aliases and compositions -------------
 
 acos, acosh, asin, asinh = _P["arccos"], _P["arccosh"], _P["arcsin"], _P["arcsinh"]
 atan, atan2, atanh = _P["arctan"], _P["arctan2"], _P["arctanh"]

@@ -38,6 +38,9 @@ _P = E.PRIMS
 L.matmul.fast = E.fast_product  # (its JVP on arrays; set here, where both modules are)
 
 
+# -- arguments: sequences holding Tensors, values without derivative ---------------------------
+
+
 def _ndim(a: Any) -> int:
     return a.ndim if isinstance(a, Tensor) else np.ndim(_detached(a))
 
@@ -91,6 +94,9 @@ def _detached(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)) and _holds_tensor(obj):
         return [_detached(x) for x in obj]
     return obj
+
+
+# -- creation -------------------------------------------------------------------------------
 
 
 def array(object: Any, dtype: Any = None, *, copy: bool | None = True, order: str = "K",  # noqa: A002
