@@ -1,9 +1,9 @@
 """Elementwise functions: NumPy's ufuncs, their aliases, and the ones with extra arguments.
 
 The ufuncs themselves are the elementwise primitives of the rule table
-(``dualad.numpy.sin is`` the primitive); this module adds NumPy's other names for
-them and the elementwise functions built from them (``clip``, ``round``,
-``frexp``, ``i0``, ...).
+(``dualad.numpy.sin`` is the primitive itself); this module adds NumPy's other
+names for them and the elementwise functions built from them (``clip``,
+``round``, ``frexp``, ``i0``, ...).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ __all__ = sorted({
 
 
 absolute = E.PRIMS["abs"]
-conjugate = E.PRIMS["conj"]
 true_divide = E.PRIMS["divide"]
 pow = E.PRIMS["power"]  # noqa: A001 - NumPy 2 spelling
 
