@@ -51,7 +51,7 @@ from .grad_mode import (
     set_grad_enabled,
 )
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
-from .ops.functions import (
+from .numpy.creation import (
     arange,
     as_tensor,
     empty,

@@ -397,7 +397,7 @@ def split(x: Any, L: int) -> tuple[Any, Any]:
     q, tq = split(x._tangent, L)
     if tp is None and tq is None:
         return x, None
-    from .ops import zeros_like_tangent
+    from .ops.vocabulary import zeros_like_tangent
 
     tp = zeros_like_tangent(p, tq) if tp is None else tp
     tq = zeros_like_tangent(q, tp) if tq is None else tq

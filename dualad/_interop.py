@@ -146,7 +146,7 @@ def _carries(args: tuple[Any, ...]) -> bool:
 
 
 def _values(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    from .ops.functions import _detached
+    from .ops.vocabulary import _detached
 
     return tuple(_detached(a) for a in args)
 

@@ -115,8 +115,8 @@ def __copy__(self: Tensor) -> Tensor:
     >>> (3 * y).sum().backward(); x.grad
     tensor([3., 3.])
     """
-    from .ops.functions import copy
     from .ops.inplace import scalar
+    from .ops.vocabulary import copy
 
     r = copy(self)
     if not self.ndim and not scalar(self):  # (a copy of a 0-d array is one: x op= y writes)

@@ -21,7 +21,7 @@ from typing import Any
 
 import dualad as da
 from dualad.grad_mode import untracked_tangents
-from dualad.ops.functions import reshape as _reshape  # (not a user's view: no bookkeeping)
+from dualad.ops.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 
 from ._common import (

@@ -25,7 +25,7 @@ import numpy as np
 import dualad as da
 from dualad._backend import like as _like
 from dualad.forward_ad import _unpack
-from dualad.ops.functions import reshape as _reshape  # (not a user's view: no bookkeeping)
+from dualad.ops.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
     SMALL,

@@ -5,26 +5,37 @@
 tensor(0.84147098)
 """
 
-from types import ModuleType as _Module
-
-from ..ops import functions as _F
 from ..ops.ufunc_docs import EXAMPLES as _EXAMPLES
 from ..ops.ufunc_docs import document as _document
+from .calculus import *
+from .creation import *
+from .indexing import *
+from .logic import *
+from .manipulation import *
 
-_SKIP = {"annotations", "Any", "Sequence", "Tensor", "apply", "asarray_t", "powm1", "log_as",
-         "powlog", "recip", "reshape_view", "transpose_view", "view_of", "zeros_like_tangent"}
-for _n, _v in vars(_F).items():
-    if not _n.startswith("_") and _n not in _SKIP and not isinstance(_v, _Module):
-        globals()[_n] = _v
-
-# (a new view even when nothing changes, as NumPy's: see functions.view_of)
-reshape, transpose, permute_dims = _F.reshape_view, _F.transpose_view, _F.transpose_view
+# NumPy's reshape and transpose: a new view even when nothing changes (see manipulation.view_of)
+from .manipulation import reshape_view as reshape  # noqa: E402,I001
+from .manipulation import transpose_view as permute_dims
+from .manipulation import transpose_view as transpose
+from .polynomial import *
+from .products import *
+from .reductions import *
+from .sorting import *
+from .statistics import *
+from .ufuncs import *
 
 pi = 3.141592653589793
 e = 2.718281828459045
 inf = float("inf")
 nan = float("nan")
 newaxis = None
+
+# The topic modules are where the functions live, not names of NumPy's namespace: taken out
+# of it, so that ``dnp.polynomial`` is not mistaken for ``numpy.polynomial`` (whose polyval
+# takes its coefficients in the other order); ``import dualad.numpy.polynomial`` still works.
+# (The imports above bound each submodule's name here, unseen by linters.)
+del calculus, creation, indexing, logic, manipulation, polynomial, products  # noqa: F821
+del reductions, sorting, statistics, ufuncs  # noqa: F821
 
 __all__ = sorted(n for n in globals() if not n.startswith("_"))
 _document(globals(), "numpy", "dnp", _EXAMPLES)  # (the ufuncs' docstrings)

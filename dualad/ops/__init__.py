@@ -8,11 +8,18 @@ import numpy as np
 
 from .._dispatch import apply
 from .._tensor import Tensor
+from ..numpy import indexing as NI
+from ..numpy import logic as NL
+from ..numpy import manipulation as NM
+from ..numpy import products as NP
+from ..numpy import reductions as NR
+from ..numpy import sorting as NS
+from ..numpy import ufuncs as NU
 from . import elementwise as E
-from . import functions as F
 from . import inplace as I
 from . import linear as L
-from .functions import zeros_like, zeros_like_tangent
+from . import vocabulary as F
+from .vocabulary import zeros_like, zeros_like_tangent
 
 __all__ = ["F", "zeros_like", "zeros_like_tangent"]
 
@@ -89,12 +96,13 @@ def _method(fn: Any) -> Any:
     return m
 
 
-for _name in [
-    "sum", "mean", "prod", "var", "std", "cumsum", "cumprod", "ptp", "trace", "diagonal",
-    "ravel", "swapaxes", "squeeze", "clip", "round", "dot", "argmax", "argmin", "argsort",
-    "nonzero", "all", "any", "repeat", "take", "conj", "conjugate", "astype",
+for _mod, _names in [
+    (NR, "sum mean prod var std cumsum cumprod ptp"), (NP, "trace dot"),
+    (NI, "diagonal take"), (NM, "ravel swapaxes squeeze repeat astype"),
+    (NU, "clip round conj conjugate"), (NS, "argmax argmin argsort nonzero"), (NL, "all any"),
 ]:
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+    for _name in _names.split():
+        setattr(Tensor, _name, _method(getattr(_mod, _name)))
 Tensor.max = _method(F.amax)  # type: ignore[attr-defined]
 Tensor.min = _method(F.amin)  # type: ignore[attr-defined]
 Tensor.flatten = lambda self: F.reshape(F.asarray_t(F.positive(self)), (self.size,))  # type: ignore
@@ -103,19 +111,19 @@ Tensor.copy = lambda self: apply(_P["positive"], self)  # type: ignore[attr-defi
 
 def _reshape(self: Tensor, *shape: Any, order: str = "C") -> Any:
     """Tensor.reshape(*shape) or reshape(shape), as ``numpy.ndarray.reshape``."""
-    return F.reshape_view(self, shape[0] if len(shape) == 1 else shape, order)
+    return NM.reshape_view(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 def _transpose(self: Tensor, *axes: Any) -> Any:
     """Tensor.transpose(*axes) or transpose(axes), as ``numpy.ndarray.transpose``."""
     if len(axes) == 1 and (axes[0] is None or np.ndim(axes[0]) == 1):
         axes = axes[0]
-    return F.transpose_view(self, axes or None)
+    return NM.transpose_view(self, axes or None)
 
 
 Tensor.reshape = _reshape  # type: ignore[attr-defined]
 Tensor.transpose = _transpose  # type: ignore[attr-defined]
-Tensor.T = property(lambda self: F.transpose_view(self))  # type: ignore[attr-defined]
+Tensor.T = property(lambda self: NM.transpose_view(self))  # type: ignore[attr-defined]
 Tensor.mT = property(lambda self: F.swapaxes(self, -1, -2))  # type: ignore[attr-defined]
 Tensor.real = property(lambda self: F.real(self))  # type: ignore[attr-defined]
 Tensor.imag = property(lambda self: F.imag(self))  # type: ignore[attr-defined]
@@ -128,8 +136,8 @@ for _name, _pname in [("iadd", "add"), ("isub", "subtract"), ("imul", "multiply"
                       ("itruediv", "divide"), ("ipow", "power")]:
     setattr(Tensor, f"__{_name}__", I.inplace(_P[_pname]))
 Tensor.__rmod__ = lambda self, o: apply(_P["remainder"], o, self)  # type: ignore[attr-defined]
-Tensor.__divmod__ = lambda self, o: F.divmod(self, o)  # type: ignore[attr-defined]
-Tensor.__rdivmod__ = lambda self, o: F.divmod(o, self)  # type: ignore[attr-defined]
+Tensor.__divmod__ = lambda self, o: NU.divmod(self, o)  # type: ignore[attr-defined]
+Tensor.__rdivmod__ = lambda self, o: NU.divmod(o, self)  # type: ignore[attr-defined]
 Tensor.__imod__ = I.inplace(_P["remainder"])  # type: ignore[attr-defined]
 Tensor.__ifloordiv__ = I.inplace(_P["floor_divide"])  # type: ignore[attr-defined]
 
@@ -141,9 +149,9 @@ def _imatmul(self: Tensor, other: Any) -> Tensor:
 
 
 Tensor.__imatmul__ = _imatmul  # type: ignore[attr-defined]
-Tensor.compress = lambda self, condition, axis=None: F.compress(  # type: ignore[attr-defined]
+Tensor.compress = lambda self, condition, axis=None: NI.compress(  # type: ignore[attr-defined]
     condition, self, axis)
-Tensor.choose = lambda self, choices, out=None, mode="raise": F.choose(  # type: ignore
+Tensor.choose = lambda self, choices, out=None, mode="raise": NI.choose(  # type: ignore
     self, choices, out, mode)
 Tensor.argpartition = lambda self, kth, axis=-1, **kw: F._make(  # type: ignore[attr-defined]
     np.argpartition(self._data, kth, axis=axis, **kw))
@@ -153,13 +161,13 @@ Tensor.searchsorted = lambda self, v, side="left", sorter=None: F._make(  # type
 
 def _sort_inplace(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
     """``ndarray.sort``: sorts in place (a tracked in-place write of the sorted values)."""
-    I.setitem(self, Ellipsis, F.sort(self, axis=axis, kind=kind))
+    I.setitem(self, Ellipsis, NS.sort(self, axis=axis, kind=kind))
 
 
 def _partition_inplace(self: Tensor, kth: Any, axis: int = -1, kind: str = "introselect",
                        order: Any = None) -> None:
     """``ndarray.partition``: partitions in place (a tracked in-place write)."""
-    I.setitem(self, Ellipsis, F.partition(self, kth, axis=axis, kind=kind))
+    I.setitem(self, Ellipsis, NS.partition(self, kth, axis=axis, kind=kind))
 
 
 def _fill(self: Tensor, value: Any) -> None:

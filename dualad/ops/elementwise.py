@@ -89,7 +89,7 @@ BINARY: dict[str, tuple[Any, str, str]] = {
     # 0 * inf is masked, so d2/da db = 1/a stays right at b == 0 (and a Python exponent
     # costs no mask). powlog(a, y) is log(a) * y, but 0 where a == 0 and y is finite
     # (0 ** b is constant in b for b >= 0), -inf at 0 ** b for b < 0 (as torch's), with
-    # every higher derivative in b 0 there in every mode (see functions.powlog).
+    # every higher derivative in b 0 there in every mode (see vocabulary.powlog).
     "power": (np.power, "b * powm1(a, b)", "powlog(a, y)"),
     "float_power": (np.float_power, "b * powm1(a, b)", "powlog(a, y)"),
     "maximum": (np.maximum, "where(a == b, 0.5, a > b)", "where(a == b, 0.5, a < b)"),

@@ -25,7 +25,7 @@ import numpy as np
 from .._backend import namespace
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor, _make
-from . import functions as F
+from . import vocabulary as F
 from ._util import norm_axis
 
 __all__ = [

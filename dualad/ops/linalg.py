@@ -54,7 +54,7 @@ from .._backend import like as _like
 from .._backend import namespace
 from .._dispatch import Primitive, apply
 from .._tensor import Tensor, _make
-from . import functions as F
+from . import vocabulary as F
 from ._util import align, norm_axes, norm_axis, shape_of
 
 LinAlgError = np.linalg.LinAlgError

@@ -53,7 +53,7 @@ amin = _reduce("amin", np.amin)
 
 def _others_product(x: Any, axis: int) -> Any:
     """prod_{j != i} x_j along ``axis`` without division (exact at zeros)."""
-    from . import functions as F
+    from . import vocabulary as F
 
     n = x.shape[axis]
     one = F.ones_like(F.take(x, [0], axis=axis))
@@ -66,7 +66,7 @@ def _others_product(x: Any, axis: int) -> Any:
 
 def _prod_jvp(primals: Any, tangents: Any, out: Any, *, axis: tuple[int, ...],
               keepdims: bool) -> Any:
-    from . import functions as F
+    from . import vocabulary as F
 
     x, t = primals[0], tangents[0]
     if not axis or x.size == 0:
@@ -91,7 +91,7 @@ prod = Primitive(
 
 
 def _cumprod_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
-    from . import functions as F
+    from . import vocabulary as F
 
     x, t = primals[0], tangents[0]
     if _divisible(x._data, out._data):

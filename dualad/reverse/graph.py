@@ -781,7 +781,7 @@ _READ: dict[Any, Any] = _Read()
 def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
     """An input that was unbatched in the forward pass gets the batch axes summed out."""
     from ..forward_ad import _with_nb
-    from ..ops import functions as F
+    from ..ops import vocabulary as F
 
     extra = next(c for c in cts if c is not None)._nb - node.nbs[0]  # the cotangents' own
     for i, r in enumerate(res):

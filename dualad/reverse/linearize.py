@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _dispatch as D
 from .._tensor import Tensor, _make
-from ..ops import functions as F
+from ..ops import vocabulary as F
 from ..ops.elementwise import _quietly
 
 

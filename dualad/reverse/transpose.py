@@ -20,8 +20,8 @@ from .. import _dispatch as D
 from .._backend import like as _like
 from .._tensor import Tensor
 from ..ops import elementwise as E
-from ..ops import functions as F
 from ..ops import linear as L
+from ..ops import vocabulary as F
 from . import graph
 from .linearize import fit_dtype, is_lin
 

@@ -27,8 +27,8 @@ from .. import _backend as _B
 from .._backend import like as _like
 from .._dispatch import apply
 from ..ops import fft as FT
-from ..ops import functions as F
 from ..ops import linalg as LA
+from ..ops import vocabulary as F
 from .transpose import unbroadcast
 
 

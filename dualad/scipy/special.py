@@ -25,7 +25,7 @@ from array_api_compat import is_cupy_array
 from .._backend import asarray_like, is_dask
 from .._dispatch import Primitive, apply
 from ..ops import elementwise as E
-from ..ops import functions as F
+from ..ops import vocabulary as F
 from ..ops.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
