@@ -6,13 +6,13 @@ Hypothesis profiles:
   no deadline — short and deterministic for CI;
 * ``long``: many random examples, for local runs::
 
-      HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py
+      HYPOTHESIS_PROFILE=long python -m pytest tests/sweeps/test_properties.py
 
 NumPy's global random state is seeded before every test, so tests that use
 ``np.random`` (or ``dualad.rand`` / ``dualad.randn``) are reproducible.
 
 At the end of a run the number of (function, dtype, mode) cases the op database
-checked is printed (see ``tests/opdb.py``).
+checked is printed (see ``tests/_support/opdb.py``).
 
 A test of a fast path itself (that it equals the general path, that it takes the
 case it is made for) is marked ``@pytest.mark.fastpath(family, ...)``; with those
@@ -67,7 +67,7 @@ def _seed_numpy() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    opdb = sys.modules.get("opdb")
+    opdb = sys.modules.get("_support.opdb")
     if opdb is None or not opdb.CASES:
         return
     by_mode: dict[str, int] = {}
