@@ -16,7 +16,7 @@ status:
   factories with no array argument.
 
 ``python tools/numpy_coverage.py`` writes the table as Markdown (``docs/numpy_coverage.md``
-is that output); ``tests/test_coverage.py`` fails when NumPy gains a name the table
+is that output); ``tests/numpy/test_coverage.py`` fails when NumPy gains a name the table
 does not classify.
 """
 

@@ -21,10 +21,15 @@ the highest *level* among the Tensor arguments:
 
 Tangents are ``None`` when symbolically zero: a level whose inputs all have
 zero tangents costs exactly the plain op.
+
+A tool that watches every primitive call (anomaly mode, the profiler) registers an
+``Observer`` with ``observe`` (at the end of this module); the core then switches
+itself to the watched evaluation, and back when the last observer goes.
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -53,7 +58,7 @@ _new = object.__new__
 
 # Installed by dualad.reverse at import (the core does not import reverse).
 hooks: dict[str, Callable[..., Any]] = {}
-every: list[Primitive] = []  # every primitive made (what anomaly mode and the profiler swap)
+every: list[Primitive] = []  # every primitive made (what an ``Observer`` watches)
 
 
 class Primitive:
@@ -355,6 +360,18 @@ def _dual(prim: Primitive, args: Any, params: dict[str, Any], L: int, tried: boo
     return out if t is None else dual(L, out, t)
 
 
+_dual_plain = _dual  # (what ``_dual`` is while no observer checks duals: see ``observe``)
+
+
+def _dual_checked(prim: Primitive, args: Any, params: dict[str, Any], L: int,
+                  tried: bool = False) -> Any:
+    """``_dual`` while an observer checks duals: the same evaluation, then each check."""
+    out = _dual_plain(prim, args, params, L, tried)
+    for check in _checks:
+        check(prim, args, params, L, out)
+    return out
+
+
 def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
     """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
     d = _make(primal._data)
@@ -471,3 +488,99 @@ def _mark_nograd(out: Any) -> None:
 def _mark_inference(out: Any) -> None:
     for o in out if isinstance(out, tuple) else (out,):
         o._meta_().inference = True
+
+
+# -- Observers: the one way a tool watches the primitives -------------------------------------
+#
+# Anomaly mode and the profiler watch every primitive without replacing a function of the
+# core: each registers an ``Observer`` with ``observe``, and the core switches itself to the
+# watched evaluation when the first one comes and back when the last one goes. The switch
+# happens there, not per call: with no observer (the usual case) ``apply`` runs the same
+# code, and does the same work, as if observers did not exist.
+
+
+class Observer:
+    """What a tool registers with :func:`observe` to watch every primitive call.
+
+    Parameters
+    ----------
+    wrap_impl : ``wrap_impl(prim, impl) -> impl``: the implementation evaluated in place
+        of ``prim.impl`` while the observer is registered, wherever the primitive is
+        evaluated (the general path and the generated code of the fast paths alike). The
+        profiler times each evaluation this way.
+    check_dual : ``check_dual(prim, args, params, level, out)``, called after every
+        evaluation at a dual level with its result (anomaly mode's NaN check of the
+        tangents). While one is registered the forward fast paths stand aside: they
+        compute tangents on arrays, where no check would see them.
+    traced : whether recorded nodes keep the traceback of the forward call that made them
+        (anomaly mode): recording goes through the reverse layer's ``record_traced``.
+    """
+
+    __slots__ = ("wrap_impl", "check_dual", "traced")
+
+    def __init__(self, wrap_impl: Callable[..., Any] | None = None,
+                 check_dual: Callable[..., Any] | None = None, traced: bool = False) -> None:
+        self.wrap_impl = wrap_impl
+        self.check_dual = check_dual
+        self.traced = traced
+
+
+observers: list[Observer] = []  # registered, in order (each wrap_impl wraps the ones before)
+_checks: list[Callable[..., Any]] = []  # their check_dual, read by ``_dual_checked``
+_unwrapped: dict[Primitive, Callable[..., Any]] = {}  # prim -> its impl, while wrapped
+_suspended: dict[Primitive, Callable[..., Any]] = {}  # prim -> its forward fast path
+_observing = threading.Lock()
+
+
+def observe(obs: Observer) -> None:
+    """Register ``obs``: from now on every primitive call is watched as it asks."""
+    with _observing:
+        observers.append(obs)
+        _watch()
+
+
+def unobserve(obs: Observer) -> None:
+    """Unregister ``obs`` (registered with :func:`observe`); with the last one gone,
+    every primitive is evaluated exactly as before the first came."""
+    with _observing:
+        observers.remove(obs)
+        _watch()
+
+
+def _watch() -> None:
+    """Put the core in the state ``observers`` asks for."""
+    global _dual
+    _checks[:] = [o.check_dual for o in observers if o.check_dual is not None]
+    _dual = _dual_checked if _checks else _dual_plain  # (``apply`` and ``_eval`` call it)
+    if "record_traced" in hooks:  # (reverse mode installed: ``dualad`` imports it)
+        traced = any(o.traced for o in observers)
+        hooks["record"] = hooks["record_traced" if traced else "record_plain"]
+    if _checks and not _suspended:
+        for p in every:  # (the hot paths take only flat duals, which only these make)
+            if p.fast is not None:
+                _suspended[p] = p.fast
+                p.fast = None
+    elif not _checks:
+        for p, fast in _suspended.items():
+            p.fast = fast
+        _suspended.clear()
+    for p, impl in _unwrapped.items():
+        _bind_impl(p, impl)
+    _unwrapped.clear()
+    wraps = [o.wrap_impl for o in observers if o.wrap_impl is not None]
+    if wraps:
+        for p in every:
+            impl = _unwrapped[p] = p.impl
+            for wrap in wraps:
+                impl = wrap(p, impl)
+            _bind_impl(p, impl)
+
+
+def _bind_impl(p: Primitive, impl: Callable[..., Any]) -> None:
+    """Make ``impl`` what evaluates ``p``: its ``impl``, and the same name in the namespace
+    of its generated hot function, which binds it there (shared by its variants)."""
+    old = p.impl
+    p.impl = impl
+    hot = p.hot
+    if hot is not None and hot.__globals__.get("impl") is old:
+        hot.__globals__["impl"] = impl

@@ -6,11 +6,11 @@ an error raised in backward also shows that traceback, and with ``check_nan``
 a node whose backward gives NaN raises naming it, as does a forward-mode JVP
 that gives a NaN tangent from finite inputs.
 
-Nothing of this costs while no thread has it on: entering swaps in the
-recorders that keep tracebacks, the checking dual evaluation, and turns the
-forward fast paths off (they compute tangents on arrays, where nothing checks,
-and make the flat duals that the hot paths take);
-the engine picks its checking loop once per backward pass.
+Nothing of this costs while no thread has it on: the first thread to turn it
+on registers an observer of the primitives with the core (``_dispatch.observe``:
+nodes recorded with their tracebacks, each dual evaluation checked, the forward
+fast paths standing aside) and the last to turn it off unregisters it; the
+engine picks its checking loop once per backward pass.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 
 _lock = threading.Lock()
-_kept: dict[Any, Any] = {}  # prim -> its forward fast path, while swapped out
-_plain_dual = D._dual
 
 
 def is_anomaly_enabled() -> bool:
@@ -73,18 +71,9 @@ def _set(on: bool, check_nan: bool) -> None:
         G.hooks_live[0] += d
         n = gm.anomaly_threads[0]
         if on and n == 1:
-            D.hooks["record"] = D.hooks["record_traced"]
-            D._dual = _checked_dual
-            for p in D.every:  # (the hot paths take only flat duals, which only these make)
-                if p.fast is not None:
-                    _kept[p] = p.fast
-                    p.fast = None
+            D.observe(_observer)
         elif not on and n == 0:
-            D.hooks["record"] = D.hooks["record_plain"]
-            D._dual = _plain_dual
-            for p, fast in _kept.items():
-                p.fast = fast
-            _kept.clear()
+            D.unobserve(_observer)
 
 
 class set_detect_anomaly:
@@ -156,16 +145,18 @@ class detect_anomaly:
         return wrapper
 
 
-def _checked_dual(prim: Any, args: Any, params: dict[str, Any], L: int,
-                  tried: bool = False) -> Any:
-    """``_dispatch._dual``, then (check_nan in this thread) the NaN check of the tangent."""
-    out = _plain_dual(prim, args, params, L, tried)
+def _check_dual(prim: Any, args: Any, params: dict[str, Any], L: int, out: Any) -> None:
+    """The NaN check of the tangents of ``out = prim(*args)`` at level ``L`` (check_nan in
+    this thread)."""
     st = gm.anomaly
     if st.on and st.check_nan:
         outs = out if isinstance(out, tuple) else (out,)
         check_tangents(prim.name, [_tangent(o) if o.__class__ is Tensor and o._level == L
                                    else None for o in outs], lambda: _finite_inputs(args, L))
-    return out
+
+
+# what anomaly mode asks of the core while some thread has it on (registered in ``_set``)
+_observer = D.Observer(check_dual=_check_dual, traced=True)
 
 
 def check_tangents(name: str, tangents: list[Any], finite: Any) -> None:

@@ -8,9 +8,10 @@ thread. ``prof.key_averages().table()`` prints them summed per name and
 ``prof.export_chrome_trace(path)`` writes a trace that Perfetto or
 chrome://tracing open.
 
-Nothing of this costs outside a profile: entering swaps each primitive's
-implementation for a timed one (and puts the original back on exit), and the
-engine looks for an active profiler once per backward pass.
+Nothing of this costs outside a profile: entering registers an observer with the
+core (``_dispatch.observe``) whose ``wrap_impl`` times each primitive's
+implementation, exiting unregisters it (the core puts the implementations back),
+and the engine looks for an active profiler once per backward pass.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList",
 
 _lock = threading.Lock()
 _active: list[Any] = [None]  # the sink events go to: a profile, or emit_nvtx
-_orig: dict[Any, Any] = {}  # prim -> its implementation, while a timed one stands in
 _here = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -352,7 +352,7 @@ def _stack() -> list[str]:
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)]
 
 
-# -- swapping the timed implementations in and out ------------------------------------------
+# -- timing every evaluation: an observer of the core ----------------------------------------
 
 
 def _timed(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
@@ -372,6 +372,10 @@ def _timed(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
     return timed
 
 
+# while a profile (or emit_nvtx) is active, each primitive's evaluation is timed
+_observer = D.Observer(wrap_impl=lambda prim, impl: _timed(prim.name, impl))
+
+
 def _start(sink: Any) -> None:
     from .reverse import engine  # (installed by then: dualad imports reverse)
 
@@ -380,13 +384,7 @@ def _start(sink: Any) -> None:
             raise RuntimeError("a dualad profiler (profile or emit_nvtx) is already active; "
                                "nest record_function blocks inside one profile instead")
         _active[0] = sink
-        for p in D.every:
-            impl = p.impl
-            _orig[p] = impl
-            timed = _timed(p.name, impl)
-            p.impl = timed
-            if p.hot is not None and p.hot.__globals__.get("impl") is impl:
-                p.hot.__globals__["impl"] = timed  # (its variants read it there too)
+        D.observe(_observer)
         engine.profiling[0] = sink
 
 
@@ -398,11 +396,7 @@ def _stop(sink: Any) -> None:
             return
         engine.profiling[0] = None
         _active[0] = None
-        for p, impl in _orig.items():
-            if p.hot is not None and p.hot.__globals__.get("impl") is p.impl:
-                p.hot.__globals__["impl"] = impl
-            p.impl = impl
-        _orig.clear()
+        D.unobserve(_observer)
 
 
 class record_function:

@@ -5,7 +5,7 @@ Quickstart: one derivative by each mode
 dualad quickstart: one derivative by forward mode, one gradient by reverse mode.
 
 Each result is printed next to its closed form; the script exits with status 1
-if any pair disagrees, so it doubles as a smoke test (tests/test_examples.py
+if any pair disagrees, so it doubles as a smoke test (tests/docs/test_examples.py
 runs it).
 
     python examples/quickstart.py

@@ -6,13 +6,13 @@ Hypothesis profiles:
   no deadline — short and deterministic for CI;
 * ``long``: many random examples, for local runs::
 
-      HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py
+      HYPOTHESIS_PROFILE=long python -m pytest tests/sweeps/test_properties.py
 
 NumPy's global random state is seeded before every test, so tests that use
 ``np.random`` (or ``dualad.rand`` / ``dualad.randn``) are reproducible.
 
 At the end of a run the number of (function, dtype, mode) cases the op database
-checked is printed (see ``tests/opdb.py``).
+checked is printed (see ``tests/_support/opdb.py``).
 
 A test of a fast path itself (that it equals the general path, that it takes the
 case it is made for) is marked ``@pytest.mark.fastpath(family, ...)``; with those
@@ -50,7 +50,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--backend", default="numpy", choices=("numpy", "cupy"),
-        help="cupy: run tests/test_device_sweep.py (the op database in every mode, the "
+        help="cupy: run tests/backends/test_device_sweep.py (the op database in every mode, the "
              "functional API, in-place programs) on CuPy arrays on a GPU, against the same "
              "computations on NumPy (docs/backends.md); numpy (the default) skips it",
     )
@@ -76,7 +76,7 @@ def _seed_numpy() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    opdb = sys.modules.get("opdb")
+    opdb = sys.modules.get("_support.opdb")
     if opdb is None or not opdb.CASES:
         return
     by_mode: dict[str, int] = {}

@@ -1,6 +1,6 @@
 """Write the NumPy coverage table: ``python tools/numpy_coverage.py > docs/numpy_coverage.md``.
 
-(The table itself is ``dualad._coverage``; ``tests/test_coverage.py`` fails when the
+(The table itself is ``dualad._coverage``; ``tests/numpy/test_coverage.py`` fails when the
 published file is not this script's output.)
 """
 

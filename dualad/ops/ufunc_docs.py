@@ -6,7 +6,7 @@ example's inputs, the value dualad prints, and the gradient of the value's sum i
 input (none for a primitive whose result carries no derivative). ``document`` sets, at
 import, the function that writes it, run on its first read (``elementwise._Doc``). The
 expected texts are written out, never computed by running dualad: the doctests
-(``tests/test_doctests.py``) compare dualad with them, and a test there checks each
+(``tests/docs/test_doctests.py``) compare dualad with them, and a test there checks each
 value against NumPy and each gradient against SymPy's derivative.
 """
 

@@ -22,6 +22,7 @@ from .._backend import like as _like
 from .._backend import writeable as _writeable
 from .._tensor import Tensor, _make
 from ..forward_ad import _unpack, _with_nb
+from .edge import GradientEdge as EDGE  # (grad's inputs may be edges)
 from .graph import (
     _EVERY2,
     _ONE,
@@ -207,7 +208,6 @@ def _check_input(t: Any, k: int) -> None:
         )
 
 
-EDGE: Any = None  # dualad.graph.GradientEdge (set by .hooks)
 on_start: list[Any] = []  # what each backward pass tells where it starts (.hooks)
 _by_seq = operator.attrgetter("seq")
 _ndarray = np.ndarray

@@ -15,13 +15,14 @@ import abc
 import threading
 import weakref
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from .. import _dispatch as D
 from .._tensor import Tensor, _make
 from . import engine, graph
+from .edge import GradientEdge
 from .graph import AccumulateGrad, RemovableHandle, edge_of
 
 __all__ = [
@@ -71,16 +72,6 @@ Node.register(graph.Node)
 Node.register(AccumulateGrad)
 
 
-class GradientEdge(NamedTuple):
-    """Where a tensor's gradient flows: output ``output_nr`` of ``node``.
-
-    ``dualad.grad`` takes one in place of an input tensor (see
-    ``get_gradient_edge``)."""
-
-    node: Any
-    output_nr: int
-
-
 def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     """The ``GradientEdge`` of ``tensor``: the gradient with respect to it.
 
@@ -102,9 +93,6 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
             "gradients; call .requires_grad_() on it (a leaf) or compute it from one that does"
         )
     return GradientEdge(*edge_of(tensor))
-
-
-engine.EDGE = GradientEdge  # (grad's inputs may be edges)
 
 
 def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:

@@ -2,7 +2,7 @@
 
 gammaln, digamma, erf, erfc, expit, logit and xlogy are elementwise primitives built
 from derivative formulas like those of ``dualad.ops.elementwise`` (and checked against
-SymPy the same way, ``tests/test_scipy_special.py``); polygamma is the primitive their
+SymPy the same way, ``tests/rules/test_scipy_special.py``); polygamma is the primitive their
 higher derivatives climb through. logsumexp, softmax and log_softmax are compositions.
 SciPy gives the values of gammaln, digamma, erf, erfc and polygamma; without it they
 raise ``ImportError`` naming the ``scipy`` extra.

@@ -9,7 +9,7 @@ finite differences and against forward mode (``Re<v, J u> == Re<J^T v, u>``), an
 second order: forward-over-reverse against reverse-over-reverse.
 
 Profiles (tests/conftest.py): ``ci`` is short and derandomized; run
-``HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py`` locally for more.
+``HYPOTHESIS_PROFILE=long python -m pytest tests/sweeps/test_properties.py`` locally for more.
 """
 
 from __future__ import annotations

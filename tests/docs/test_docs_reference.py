@@ -16,7 +16,7 @@ import pytest
 
 import dualad
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 # every public callable of these modules has a page of its own
 NAMESPACES = ("dualad.numpy", "dualad.numpy.linalg", "dualad.numpy.fft",

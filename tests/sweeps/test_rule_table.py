@@ -19,6 +19,8 @@ import dualad as da  # noqa: E402
 from dualad.ops import elementwise as E  # noqa: E402
 from dualad.sympy import SYMPY_FUNCTIONS  # noqa: E402
 
+from _support.symbolic import flat as _flat  # noqa: E402
+
 # Primitives with no SymPy check, and why.
 EXEMPT = {
     **{n: "no derivative: boolean/integer result" for n, p in E.PRIMS.items() if p.nondiff},
@@ -73,17 +75,6 @@ def _symbolic(name, real=True):
         [sympy.lambdify(syms, d, modules=mods) for d in d1],
         [sympy.lambdify(syms, d, modules=mods) for d in d2],
     )
-
-
-def _flat(expr):
-    """SymPy leaves d floor(u)/dx (and sign) unevaluated: 0 between the jumps our domains avoid."""
-    from sympy.functions.elementary.integers import RoundFunction
-
-    return expr.replace(
-        lambda e: isinstance(e, sympy.Derivative)
-        and isinstance(e.expr, (RoundFunction, sympy.sign)),
-        lambda e: sympy.Integer(0),
-    ).doit()
 
 
 def _point(draw, name):

@@ -9,9 +9,9 @@ docs/architecture.md: a primitive computes with its inputs' namespace).
 The kind is chosen with pytest's ``--backend`` option (tests/conftest.py); without it the
 tests here are skipped. ``--backend cupy`` runs them on CuPy arrays on a GPU
 (docs/backends.md says how): every mode and every composition of two modes, single and
-batched, on float64, float32 and complex128. On a CPU, ``tests/test_backends.py`` checks
+batched, on float64, float32 and complex128. On a CPU, ``tests/backends/test_backends.py`` checks
 the same property with a stand-in (Dask arrays of NumPy arrays that refuse to meet a plain
-NumPy array, ``tests/array_kinds.py``).
+NumPy array, ``tests/_support/array_kinds.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
 import dualad.functional as F
 import dualad.numpy as dnp
+
+from _support import opdb
 
 # ---------------------------------------------------------------------------- the kinds
 
@@ -297,7 +298,7 @@ def test_gpu_example_runs_on_kind(kind: Any) -> None:
     import subprocess
     import sys
 
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, str(root / "examples" / "gpu_newton_logistic.py")],
                           capture_output=True, text=True, timeout=600, cwd=root,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(

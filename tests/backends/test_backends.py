@@ -8,12 +8,13 @@ import contextlib
 from typing import Any
 
 import numpy as np
-import opdb
 import pytest
-from array_kinds import Strict, _refuse_plain
 
 import dualad as da
 import dualad.numpy as dnp
+
+from _support import opdb
+from _support.array_kinds import Strict, _refuse_plain
 
 dask = pytest.importorskip("dask")
 dka = pytest.importorskip("dask.array")
@@ -680,7 +681,7 @@ def _bench_module(monkeypatch: Any) -> Any:
     import sys
     from pathlib import Path
 
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
     spec = importlib.util.spec_from_file_location("_dualad_bench_run", path)
     mod = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, mod)  # (its dataclasses look themselves up)
@@ -752,7 +753,7 @@ def test_benchmark_backend_cupy_without_cupy_says_so() -> None:
 
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed: --backend cupy runs")
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "run.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "run.py"
     proc = subprocess.run([sys.executable, str(script), "--backend", "cupy", "--only", "plain"],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert proc.returncode != 0

@@ -275,7 +275,7 @@ def test_docs_graph_md_snippets_run() -> None:
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     text = (root / "docs" / "graph.md").read_text(encoding="utf-8")
     code = "\n\n".join(re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M))
     proc = subprocess.run([sys.executable, "-W", "ignore", "-c", code], cwd=root,

@@ -63,7 +63,7 @@ PUBLIC = _public()
 
 @pytest.mark.parametrize("name,obj", PUBLIC, ids=[n for n, _ in PUBLIC])
 def test_every_public_name_has_a_running_example(name, obj):
-    # (the names still missing one: pytest tests/test_doctests.py -q -k has_a_running_example)
+    # (the names still missing one: pytest tests/docs/test_doctests.py -q -k has_a_running_example)
     doc = inspect.getdoc(obj) or ""
     assert doc.strip(), f"{name} has no docstring"
     assert ">>>" in doc, f"{name}'s docstring has no example (a '>>>' line)"
@@ -114,7 +114,8 @@ def _exact_grad(f, point, i):
     """d/d(input i) of SymPy's ``f`` at ``point``; for a complex input (a real result), the
     conjugate Wirtinger gradient dL/dx + 1j dL/dy (invariant 7 of docs/architecture.md)."""
     import sympy
-    from test_rule_table import _flat
+
+    from _support.symbolic import flat as _flat
 
     if isinstance(point[0], complex):
         x, y = sympy.symbols("x y", real=True)

@@ -8,8 +8,9 @@ derivative computed in another composition (``opdb.check_third``).
 
 from __future__ import annotations
 
-import opdb
 import pytest
+
+from _support import opdb
 
 WHERE = None
 PICK = None

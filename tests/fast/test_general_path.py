@@ -16,13 +16,14 @@ import subprocess
 import sys
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
 import dualad.functional as F
 import dualad.numpy as dnp
 from dualad import _fastpaths
+
+from _support import opdb
 
 DTYPES = opdb.ALL
 ULPS = 4  # (of the result's largest magnitude: the paths sum and multiply in other orders)
@@ -148,11 +149,13 @@ def general(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
             ) -> dict[str, np.ndarray]:
     path = tmp_path_factory.mktemp("general") / "general.npz"
     here = os.path.dirname(os.path.abspath(__file__))
+    tests = os.path.dirname(here)  # (where ``_support`` is)
+    root = os.path.dirname(tests)
     env = dict(os.environ, DUALAD_GENERAL_PATH=request.param, PYTHONPATH=os.pathsep.join(
-        [here, os.path.dirname(here), os.environ.get("PYTHONPATH", "")]))
+        [here, tests, root, os.environ.get("PYTHONPATH", "")]))
     code = f"import sys; sys.path.insert(0, {here!r}); import test_general_path as t; " \
            f"t.main({str(path)!r})"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=os.path.dirname(here))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=root)
     with np.load(path) as f:
         return {k: f[k] for k in f.files}
 

@@ -11,8 +11,9 @@ float32 / complex64 at their tolerance.
 
 from __future__ import annotations
 
-import opdb
 import pytest
+
+from _support import opdb
 
 PICK = None
 

@@ -9,10 +9,11 @@ public checkers themselves over the same database.
 from __future__ import annotations
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
+
+from _support import opdb
 
 
 def _checkable(s: opdb.Sample) -> bool:

@@ -756,7 +756,7 @@ def test_the_docs_examples_hold():
     import re
     import textwrap
 
-    text = (pathlib.Path(__file__).parents[1] / "docs" / "inplace.md").read_text()
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "inplace.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     ns = {"da": da, "dnp": dnp}
     for b in blocks:

@@ -1604,7 +1604,7 @@ def run(op: OpInfo, s: Sample, args: tuple[Any, ...]) -> list[Any]:
     return diff_outputs(op.call(dnp, *args, **s.kwargs))
 
 
-# The array kind a computation is run on when it is not NumPy (tests/test_device_sweep.py
+# The array kind a computation is run on when it is not NumPy (tests/backends/test_device_sweep.py
 # sets it): every result must be of that kind, and comes back to the host to be compared.
 DEVICE: Any = None
 

@@ -1,4 +1,4 @@
-"""Forward mode of every op-database entry against finite differences (tests/opdb.py).
+"""Forward mode of every op-database entry against finite differences (tests/_support/opdb.py).
 
 Also: the primal under a dual level equals the plain call and NumPy's own value and
 dtype; float32/complex64 agree with float64/complex128; every public function of
@@ -8,11 +8,12 @@ dualad.numpy has an entry; non-differentiable functions return plain tensors.
 from __future__ import annotations
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
 import dualad.numpy as dnp
+
+from _support import opdb
 
 
 @pytest.mark.parametrize(("op", "dtype", "sample"), opdb.cases("forward"))
@@ -37,7 +38,7 @@ def test_every_public_function_has_an_entry():
     missing = sorted(public - known)
     assert not missing, (
         f"dualad.numpy functions with no op-database entry: {missing}; add an OpInfo to "
-        "tests/opdb.py (or to NONDIFF / EXEMPT with a reason)"
+        "tests/_support/opdb.py (or to NONDIFF / EXEMPT with a reason)"
     )
     stale = sorted(n for n in opdb.covered_names() | set(opdb.NONDIFF)
                    if not n.startswith(("Tensor.", "scipy.")) and "(" not in n

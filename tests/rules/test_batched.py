@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import opdb
 import pytest
+
+from _support import opdb
 
 
 @pytest.mark.parametrize(("op", "dtype", "sample"), opdb.cases("batched-forward"))

@@ -20,7 +20,7 @@ import dualad.numpy as dnp  # noqa: E402
 import dualad.sympy as dsym  # noqa: E402
 
 x, y, z = sympy.symbols("x y z", real=True)
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _ref(e, subs):

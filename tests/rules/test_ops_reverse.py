@@ -3,8 +3,9 @@ backward (create_graph=True) against finite differences of the gradient."""
 
 from __future__ import annotations
 
-import opdb
 import pytest
+
+from _support import opdb
 
 
 @pytest.mark.parametrize(("op", "dtype", "sample"), opdb.cases("reverse"))

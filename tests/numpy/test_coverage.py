@@ -3,14 +3,15 @@
 import pathlib
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
 import dualad.numpy as dnp
 from dualad import _coverage as C
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from _support import opdb
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_every_public_numpy_callable_is_classified():

@@ -327,7 +327,7 @@ def test_a_fresh_coefficient_takes_the_product_when_it_is_large():
 
 
 def _in_place_cases():
-    import test_transposition as TT
+    import test_elementwise_transpose as TT
 
     return [pytest.param(*c.values, f, id=f"{c.id}{'-first' if f else ''}")
             for c in TT.FORMULA_CASES for f in (False, True)
@@ -342,8 +342,8 @@ def _in_place_cases():
 def test_large_elementwise_transposes_in_place_equal_the_product(name, dtype, x_dual,
                                                                   ct_dual, first_only, mine,
                                                                   monkeypatch):
-    # test_transposition's check, at a size where the products are written in place
-    import test_transposition as TT
+    # test_elementwise_transpose's check, at a size where the products are written in place
+    import test_elementwise_transpose as TT
 
     TT.test_elementwise_transpose_in_place_equals_the_product(
         name, dtype, x_dual, ct_dual, first_only, (130, 128), mine, monkeypatch)

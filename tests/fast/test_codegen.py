@@ -122,7 +122,7 @@ def test_the_command_names_an_unknown_primitive(capsys):
 
 
 def test_the_command_runs_as_a_module():
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     run = subprocess.run([sys.executable, "-m", "dualad.codegen", "sin"], cwd=root,
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stderr

@@ -14,12 +14,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import opdb
 import pytest
 
 import dualad as da
 import dualad.numpy as dnp
 from dualad.ops import elementwise as E
+
+from _support import opdb
 
 
 def _seen(fn):
