@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import like as _device_like
 from ..ops._util import norm_axes as _norm_axes
 from ..ops._util import norm_axis as _norm_axis
@@ -268,5 +269,5 @@ def _unwrap_correction(d: Any, discont: Any, axis: int, period: Any) -> Any:
     c = np.where(np.abs(dd) < discont, 0, m - dd).astype(dt)
     shp = list(d.shape)
     shp[ax] = builtins.min(shp[ax], 1)  # (the first entry is kept as it is)
-    first = np.zeros(shp, dt, like=_device_like(d))
+    first = _B.zeros(shp, dt, like=_device_like(d))
     return np.concatenate([first, np.cumsum(c, axis=ax)], axis=ax)

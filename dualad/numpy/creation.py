@@ -11,9 +11,12 @@ from operator import index as _index
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_cupy_array as _is_device
 
+from .. import _backend as _B
 from .._backend import asarray as _asarray
 from .._backend import like as _device_like
+from .._backend import to_kind as _to_kind
 from .._dispatch import apply
 from .._tensor import Tensor, _made, _make, _tracked, _warn_dropped
 from ..ops import linear as L
@@ -126,6 +129,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: bool | None =
     True
     """
     if not _holds_tensor(a):
+        if _is_device(a):  # a CuPy array stays on its GPU (as cupy.asarray keeps it)
+            return _held(_make(_asarray(a, dtype=dtype, copy=copy)))
         return _held(_make(np.asarray(a, dtype=dtype, order=order, copy=copy)))
     return array(a, dtype=dtype, copy=bool(copy))
 
@@ -175,7 +180,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     start, stop = astype(start, dt, copy=False), astype(stop, dt, copy=False)
     delta = stop - start
     lk = _device_like(delta._data)  # (constants of the endpoints' kind)
-    y = reshape(_make(np.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
+    y = reshape(_make(_B.arange(0, num, dtype=dt, like=lk)), (-1,) + (1,) * delta.ndim)
     if div > 0:
         step = delta / div
         if step._data.__class__ is np.ndarray or isinstance(step._data, np.generic):
@@ -187,7 +192,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         y = y * delta
     y = y + start
     if endpoint and num > 1:
-        last = np.arange(y.shape[0], like=lk) == y.shape[0] - 1
+        last = _B.arange(y.shape[0], like=lk) == y.shape[0] - 1
         y = where(reshape(last, (-1,) + (1,) * delta.ndim), stop, y)
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -388,8 +393,11 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     if not builtins.any(isinstance(v, Tensor) for v in (start, stop, base)):
         return _make(np.logspace(start, stop, num, endpoint, base, dtype, axis))
     y = linspace(start, stop, num, endpoint=endpoint)
-    b = asarray_t(base)
-    b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    if isinstance(base, Tensor) or np.ndim(base):
+        b = asarray_t(base)
+        b = reshape(b, (1,) * (y.ndim - b.ndim) + b.shape) if b.ndim else b
+    else:  # (a number stays one: a 0-d NumPy array would not meet a GPU's exponents)
+        b = base
     out = _P["power"](b, y)
     if dtype is None and out.dtype != y.dtype and not isinstance(base, Tensor):
         out = astype(out, y.dtype)  # NumPy's: the dtype of the exponents
@@ -430,6 +438,7 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
     if endpoint and num > 1:
         last[-1] = True
     col = (-1,) + (1,) * (y.ndim - 1)
+    first, last = _to_kind(first, a._data), _to_kind(last, a._data)  # (on a's device)
     y = where(reshape(first, col), a, where(reshape(last, col), b, y)) * sign
     if axis != 0:
         y = moveaxis(y, 0, axis)
@@ -480,8 +489,8 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     dt = np.promote_types(x.dtype, int)
     x = astype(x, dt, copy=False)
     if n == 0:
-        return _make(np.empty((x.shape[0], 0), dt, like=_device_like(x._data)))
-    cols = concatenate([_make(np.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
+        return _make(_B.empty((x.shape[0], 0), dt, like=_device_like(x._data)))
+    cols = concatenate([_make(_B.ones((x.shape[0], 1), dt, like=_device_like(x._data))),
                         broadcast_to(reshape(x, (-1, 1)), (x.shape[0], n - 1))], axis=1)
     v = cumprod(cols, axis=1)
     return v if increasing else flip(v, 1)

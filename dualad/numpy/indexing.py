@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import as_array as _as_array
 from .._backend import like as _device_like
 from .._tensor import Tensor, _make
@@ -15,6 +16,7 @@ from ..ops._util import norm_axis as _norm_axis
 from ..ops._util import shape_of as _shape_of
 from ..ops.vocabulary import (
     _no_out,
+    _on_one_device,
     _raw,
     asarray_t,
     astype,
@@ -52,7 +54,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None) -> Any:
             [0., 1.]])
     """
     arr = asarray_t(arr)
-    ind = np.asarray(_raw(indices))
+    ind = _B.to_host(_raw(indices))
     if axis is None:
         return getitem(ravel(arr), (ind,))
     ax = _norm_axis(axis, arr.ndim)
@@ -132,7 +134,7 @@ class _AxisConcatenator:
             if o.ndim < ndmin:
                 o = reshape(o, (1,) * (ndmin - o.ndim) + o.shape)
             parts.append(o)
-        res = concatenate(parts, axis=axis, dtype=dt)
+        res = concatenate(_on_one_device(parts), axis=axis, dtype=dt)
         if matrix:  # (NumPy's np.matrix, as a 2-D Tensor: dualad has no matrix type)
             if res.ndim > 2:
                 raise ValueError("matrix must be 2-dimensional")
@@ -193,7 +195,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
                         _shape_of(dflt))  # (NumPy's error where they do not broadcast)
     # the default as it is: the wheres broadcast it (a scalar broadcast up front would be a
     # NumPy array of the result's size met by the inputs' kind)
-    out = astype(asarray_t(dflt), dt, copy=False)
+    out = dt.type(dflt) if weak else astype(asarray_t(dflt), dt, copy=False)
     for c, ch in zip(conds[::-1], choices[::-1], strict=True):
         out = where(c, astype(ch, dt, copy=False), out)
     return out
@@ -210,7 +212,7 @@ def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
     >>> y.sum().backward(); x.grad
     tensor([1., 0., 1.])
     """
-    idx = np.nonzero(np.asarray(_raw(condition)).astype(bool).ravel())[0]
+    idx = np.nonzero(_B.to_host(_raw(condition)).astype(bool).ravel())[0]
     return take(a, idx, axis=axis)
 
 
@@ -241,8 +243,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
     cs = ([asarray_t(c) for c in choices] if isinstance(choices, (list, tuple))
           else unstack(asarray_t(choices)))
     # NumPy's choose of the choices' numbers: its checks and its mode= ('raise', 'wrap', 'clip')
-    k = np.asarray(np.choose(np.asarray(_raw(a)), np.arange(len(cs)), mode=mode))
-    k = np.asarray(k, like=_device_like(cs[0]._data))  # (the selections' masks: their kind)
+    k = np.asarray(np.choose(_B.to_host(_raw(a)), np.arange(len(cs)), mode=mode))
+    k = _B.asarray_like(k, like=_device_like(cs[0]._data))  # (the selections' masks: their kind)
     dt = np.result_type(*[c.dtype for c in cs])
     out = broadcast_to(astype(cs[-1], dt, copy=False), np.broadcast_shapes(
         k.shape, *[c.shape for c in cs]))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dispatch as D
 from .._backend import like as _device_like
 from .._dispatch import apply
@@ -642,5 +643,5 @@ def resize(a: Any, new_shape: Any) -> Any:
     if builtins.any(s < 0 for s in shape):
         raise ValueError("all elements of `new_shape` must be non-negative")
     if a.size == 0 or n == 0:
-        return _make(np.zeros(shape, a.dtype, like=_device_like(a._data)))
+        return _make(_B.zeros(shape, a.dtype, like=_device_like(a._data)))
     return reshape(take(a, np.arange(n) % a.size), shape)

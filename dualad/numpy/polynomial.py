@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import is_dask as _is_dask
 from .._backend import like as _device_like
 from .._tensor import Tensor, _make
@@ -183,7 +184,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     p = asarray_t(p)
     for _ in range(m):
         n = p.shape[0] - 1
-        p = getitem(p, (slice(None, -1),)) * np.arange(n, 0, -1, like=_device_like(p._data))
+        p = getitem(p, (slice(None, -1),)) * _B.arange(n, 0, -1, like=_device_like(p._data))
     return p
 
 
@@ -201,14 +202,14 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")
     p = asarray_t(p)
-    k = np.zeros(m, like=_device_like(p._data)) if k is None else k
+    k = _B.zeros(m, like=_device_like(p._data)) if k is None else k
     kk = asarray_t(k)
     if kk.ndim == 0 or kk.shape[0] == 1 and m > 1:
         kk = broadcast_to(reshape(kk, (1,)), (m,))
     if kk.shape[0] < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
     for i in range(m):
-        y = p / np.arange(p.shape[0], 0, -1, like=_device_like(p._data))
+        y = p / _B.arange(p.shape[0], 0, -1, like=_device_like(p._data))
         p = concatenate([y, reshape(getitem(kk, i), (1,))])
     return p
 
@@ -232,7 +233,7 @@ def polydiv(u: Any, v: Any) -> tuple[Any, Any]:
         d = scale * getitem(r, k)
         qs.append(d)
         r = r - pad(d * v, (k, m - n - k))
-    q = stack(qs) if qs else _make(np.zeros(1, dt, like=_device_like(u._data)))
+    q = stack(qs) if qs else _make(_B.zeros(1, dt, like=_device_like(u._data)))
     while np.allclose(r._data[0], 0, rtol=1e-14) and r.shape[-1] > 1:
         r = getitem(r, (slice(1, None),))
     return q, r
@@ -325,7 +326,8 @@ def roots(p: Any) -> Any:
     nz = np.nonzero(p._data)[0]
     if len(nz) == 0:
         return _make(np.array([]))
-    want = np.roots(p._data)  # NumPy's values and order
+    want = np.roots(_B.to_host(p._data))  # NumPy's values and order (CuPy's roots takes
+    # Hermitian companion matrices only)
     if nz[0] and (p._rg or p._level):
         raise NotImplementedError(
             "dualad.numpy.roots: a leading zero coefficient would need the roots that come "
@@ -339,7 +341,7 @@ def roots(p: Any) -> Any:
     if n < 2:
         return _make(np.array([], p.dtype))
     first = reshape(-getitem(p, (slice(1, None),)) / getitem(p, 0), (1, n - 1))
-    rest = _make(np.eye(n - 2, n - 1, dtype=p.dtype))
+    rest = _make(_B.eye(n - 2, n - 1, dtype=p.dtype, like=_device_like(p._data)))
     r = eigvals(concatenate([first, rest], axis=0))
     free = list(range(r.shape[0]))
     order = []

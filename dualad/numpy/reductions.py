@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .._backend import as_array as _as_array
 from .._backend import like as _device_like
 from .._dispatch import apply
@@ -212,7 +213,7 @@ def _nan_fill(a: Any, value: float) -> Tensor:
     a = asarray_t(a)
     if a.dtype.kind not in "fc":
         return a
-    return where(np.isnan(a._data), np.asarray(value, a.dtype), a)
+    return where(np.isnan(a._data), a.dtype.type(value), a)  # (a typed scalar)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -282,8 +283,8 @@ def _nan_extreme(a: Any, axis: Any, keepdims: bool, fill: float, fn: Any) -> Any
     r = fn(_nan_fill(a, fill), axis=axis, keepdims=keepdims)
     allnan = np.all(np.isnan(a._data), axis=axis, keepdims=keepdims)
     if allnan.__class__ is np.ndarray or isinstance(allnan, np.generic):  # (skip a no-op where)
-        return where(allnan, np.asarray(np.nan, r.dtype), r) if np.any(allnan) else r
-    return where(allnan, np.asarray(np.nan, r.dtype), r)  # lazy: no branch on a value
+        return where(allnan, r.dtype.type(np.nan), r) if np.any(allnan) else r
+    return where(allnan, r.dtype.type(np.nan), r)  # lazy: no branch on a value
 
 
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
@@ -372,7 +373,7 @@ def _cumulative(fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool,
     if include_initial:
         shp = list(out.shape)
         shp[ax] = 1
-        out = concatenate([_make(np.full(shp, initial, out.dtype, like=_device_like(out._data))),
+        out = concatenate([_make(_B.full(shp, initial, out.dtype, like=_device_like(out._data))),
                            out], axis=ax)
     return out
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from ..ops._util import norm_axis as _norm_axis
 from ..ops.vocabulary import _nd, asarray_t, astype, nonzero, ravel
 from .indexing import take_along_axis
@@ -59,7 +60,7 @@ def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect"
     if axis is None:
         a, axis = ravel(a), -1
     ax = _norm_axis(axis, a.ndim)
-    d = a._data
+    d = _B.to_host(a._data)  # (the index arithmetic below is on the host, as take's)
     p = np.partition(d, kth, axis=ax, kind=kind)
     # the index in ``a`` of each value of ``p``: ties are matched in a stable order
     src = np.argsort(d, axis=ax, kind="stable")

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
+from .._backend import to_kind as _to_kind
 from .._dispatch import apply
 from .._tensor import Tensor
 from ..ops._util import norm_axes as _norm_axes
@@ -91,9 +93,11 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     a = astype(a, dt, copy=False)
     shape0 = a.shape
     if weights is not None:
-        weights = _quantile_weights(weights, shape0, axis)
+        weights = _B.to_host(_quantile_weights(weights, shape0, axis))
     t, axes = _to_last(a, axis)
-    d = t._data
+    # which values are picked is worked out on the host (on a GPU too: index arrays live
+    # there); the values themselves stay where they are
+    d = _B.to_host(t._data)
     order = np.argsort(d, axis=-1, kind="stable")  # NaNs sort last
     s = take_along_axis(t, order, -1)
     isn = np.isnan(d)
@@ -139,10 +143,10 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, nan: bool,
     out = at(lo)
     if method in ("linear", "midpoint"):
         g = np.asarray(0.5 if method == "midpoint" else vi - lo, dtype=dt.type(0).real.dtype)
-        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * g
+        out = out + (at(np.broadcast_to(hi, lo.shape)) - out) * _to_kind(g, t._data)
     bad = (n == 0) if nan else isn.any(axis=-1)  # a NaN in the slice (all-NaN for nan*)
     if np.any(bad):
-        out = where(np.broadcast_to(bad, out.shape), np.asarray(np.nan, dt), out)
+        out = where(_to_kind(np.broadcast_to(bad, out.shape), t._data), dt.type(np.nan), out)
     if keepdims:
         kshape = tuple(1 if i in axes else sz for i, sz in enumerate(shape0))
         out = reshape(out, qa.shape + kshape)

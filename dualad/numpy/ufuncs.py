@@ -106,12 +106,13 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: Any = None,
     if x.dtype.kind == "c":
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
-        return re + im * np.asarray(1j, x.dtype)
+        return re + im * x.dtype.type(1j)
     fi = np.finfo(x.dtype)
     d = x._data
-    big = np.asarray(fi.max if posinf is None else posinf, x.dtype)
-    small = np.asarray(fi.min if neginf is None else neginf, x.dtype)
-    x = where(np.isnan(d), np.asarray(nan, x.dtype), x)
+    # (typed NumPy scalars, not 0-d arrays: CuPy takes scalars beside its arrays)
+    big = x.dtype.type(fi.max if posinf is None else posinf)
+    small = x.dtype.type(fi.min if neginf is None else neginf)
+    x = where(np.isnan(d), x.dtype.type(nan), x)
     x = where(np.isposinf(d), big, x)
     return where(np.isneginf(d), small, x)
 
@@ -170,7 +171,7 @@ def frexp(x: Any) -> tuple[Any, Any]:
     """
     x = asarray_t(x)
     e = np.frexp(x._data)[1]
-    return x * np.ldexp(np.ones((), x.dtype), -e), _make(e)
+    return x * np.ldexp(x.dtype.type(1), -e), _make(e)
 
 
 def ldexp(x1: Any, x2: Any) -> Any:
@@ -186,7 +187,7 @@ def ldexp(x1: Any, x2: Any) -> Any:
     """
     x1 = asarray_t(x1)
     dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
-    return astype(x1, dt, copy=False) * np.ldexp(np.ones((), dt), _raw(x2))
+    return astype(x1, dt, copy=False) * np.ldexp(np.dtype(dt).type(1), _raw(x2))
 
 
 def modf(x: Any) -> tuple[Any, Any]:
@@ -213,7 +214,7 @@ def heaviside(x1: Any, x2: Any) -> Any:
     tensor([0. , 0.5, 1. ])
     """
     d1 = _as_array(_raw(x1))
-    base = np.heaviside(d1, np.zeros((), np.result_type(d1, _dtype_of(x2))))
+    base = np.heaviside(d1, np.result_type(d1, _dtype_of(x2)).type(0))
     return where(d1 == 0, x2, base)
 
 

@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from .. import _backend as _B
 from .. import _dispatch as D
 from .._backend import as_array as _as_array
 from .._backend import like as _device_like
+from .._backend import to_kind as _to_kind
 from .._dispatch import apply
 from .._tensor import Tensor, _made, _make
 from . import elementwise as E
@@ -80,7 +82,18 @@ def _from_sequence(seq: Any) -> Tensor:
         raise ValueError(
             "setting an array element with a sequence: the items have different shapes "
             f"{sorted(shapes)} (an inhomogeneous shape); dualad stacks only items of one shape")
-    return stack(parts)
+    return stack(_on_one_device(parts))
+
+
+def _on_one_device(parts: list[Tensor]) -> list[Tensor]:
+    """``parts`` with the constants dualad made on the host from Python values (numbers,
+    ranges) moved to the device of the others (a CuPy GPU), so that ``dnp.array([x, 2.0])``
+    and ``dnp.r_[x, 0:3]`` work there as with NumPy arrays."""
+    ref = next((p._data for p in parts if p._data.__class__ is not np.ndarray), None)
+    if ref is None:
+        return parts
+    return [_make(_to_kind(p._data, ref)) if p._data.__class__ is np.ndarray
+            and p._level == 0 and not p._rg else p for p in parts]
 
 
 D.hooks["holds_tensor"] = _holds_tensor
@@ -224,6 +237,11 @@ recip = E.recip  # (``1 / b``, NumPy's value at a Python zero: a formula's name)
 
 def log_as(a: Any, y: Any) -> Any:
     """``log(a)`` in the dtype of ``y``: the complex log of a real base of a complex power."""
+    if not isinstance(a, Tensor) and np.ndim(a) == 0:
+        # a constant base: its log as a NumPy scalar (CuPy takes those beside its arrays,
+        # not 0-d NumPy arrays)
+        b = y.dtype.type(a) if y.dtype.kind == "c" and not _is_c(a) else a
+        return apply(_P["log"], b)._data[()]
     if y.dtype.kind == "c" and not _is_c(a):
         a = astype(a, y.dtype) if isinstance(a, Tensor) else np.asarray(a, y.dtype)
     return apply(_P["log"], a)
@@ -829,9 +847,9 @@ def take(a: Any, indices: Any, axis: int | None = None) -> Any:
     """
     a = asarray_t(a)
     if axis is None:
-        return getitem(ravel(a), (np.asarray(_raw(indices)),))
+        return getitem(ravel(a), (_B.to_host(_raw(indices)),))
     ax = _norm_axis(axis, a.ndim)
-    return getitem(a, (slice(None),) * ax + (np.asarray(_raw(indices)),))
+    return getitem(a, (slice(None),) * ax + (_B.to_host(_raw(indices)),))
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
@@ -882,7 +900,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             np.pad(a._data, width))
         cv = kwargs.get("constant_values", 0)
         if np.any(np.asarray(cv) != 0):
-            out = out + np.pad(np.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
+            out = out + np.pad(_B.zeros(a.shape, a.dtype, like=_device_like(a._data)), width,
                                constant_values=cv)
         return out
     if mode in ("edge", "reflect", "symmetric", "wrap"):
