@@ -8,18 +8,19 @@ documented slots of the core (its ``install``); ``DUALAD_GENERAL_PATH`` (read by
 
 - ``transpose``: a node's VJP without tracing its rule (``graph.install_vjp``).
 - ``engine``: the backward pass's chains, lanes, in-place sums and tangent-only sums
-  (``engine.install``).
-- ``seeds``: the identity and diagonal seeds of Jacobians, selected by matmul's batch
-  rule (``linear.install_seeds``), and forward-over-reverse with untracked tangents
+  (``engine.install``), and forward-over-reverse with untracked tangents
   (``grad_mode.install_untracked_tangents``).
+- ``seeds``: the identity and diagonal seeds of Jacobians, selected by matmul's batch
+  rule (``linear.install_seeds``).
 """
 
 from __future__ import annotations
 
-from . import engine, transpose
+from . import engine, seeds, transpose
 
 
 def install() -> None:
     """Plug every fast path into the core (once, at ``import dualad``)."""
     transpose.install()
     engine.install()
+    seeds.install()

@@ -512,9 +512,12 @@ def _written(cts: list[Any]) -> list[Any]:
 
 def install() -> None:
     """Fill the engine's slots (``reverse.engine.install``): the fast pass (family
-    ``engine``), with the tangent-only sums of ``grad_tangents`` (family ``tangents``),
-    and the accumulation and writing out of the transposes' cotangents (family
+    ``engine``), with the tangent-only sums of ``grad_tangents`` and forward-over-reverse
+    with untracked tangents (family ``tangents``: ``grad_mode.untracked_tangents``), and
+    the accumulation and writing out of the transposes' cotangents (family
     ``transpose``, which makes them)."""
+    if _fastpaths.on("tangents"):
+        gm.install_untracked_tangents()
     fast_engine = _fastpaths.on("engine")
     if not fast_engine and not _fastpaths.on("transpose"):
         return
