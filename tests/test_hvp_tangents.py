@@ -173,6 +173,7 @@ def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch
 _FORMULAS = sorted(n for n, p in E.PRIMS.items() if p.hot is not None)
 
 
+@pytest.mark.fastpath("hot", "tangents")  # (tangents are untracked only with the fast layer)
 @pytest.mark.parametrize("n", [3, 1 << 14])
 @pytest.mark.parametrize("name", _FORMULAS)
 def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, monkeypatch):
