@@ -33,7 +33,7 @@ from .. import grad_mode as gm
 from .._backend import writeable as _writeable
 from .._tensor import Tensor
 from ..forward_ad import _unpack
-from ..reverse import engine
+from ..reverse import engine, graph
 from ..reverse.engine import (
     NO_TANGENT,
     _custom,
@@ -510,6 +510,13 @@ def _written(cts: list[Any]) -> list[Any]:
                     else c for c in cts])
 
 
+def _traced_vjp(node: Node, cts: list[Any], needs: list[bool], mine: bool = False,
+                dead: Any = None) -> list[Any]:
+    """``Node.general_vjp`` for the fast pass while the transposes' fast paths are off
+    (family ``transpose``): the pass's bare arrays written out as Tensors first."""
+    return node.general_vjp(tensors(cts), needs)
+
+
 def install() -> None:
     """Fill the engine's slots (``reverse.engine.install``): the fast pass (family
     ``engine``), with the tangent-only sums of ``grad_tangents`` and forward-over-reverse
@@ -521,6 +528,8 @@ def install() -> None:
     fast_engine = _fastpaths.on("engine")
     if not fast_engine and not _fastpaths.on("transpose"):
         return
+    if fast_engine and not _fastpaths.on("transpose"):
+        graph.install_vjp(_traced_vjp)
     engine.install(pass_=_pass if fast_engine else None,
                    add=_add_to if fast_engine else _add_unowned, write=_written,
                    tangents=fast_engine and _fastpaths.on("tangents"))
