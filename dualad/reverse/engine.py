@@ -3,6 +3,11 @@
 Per node, the cotangents of its outputs go through the node's VJP (the
 transpose of its linearized JVP rule) and accumulate at the nodes of its
 inputs. Leaves accumulate into ``.grad``; ``grad()`` captures instead.
+
+This is the general path: ``run`` -> ``general_pass`` -> ``_run_general``, every
+node by ``_run_node``, every cotangent a Tensor. The fast layer
+(``dualad.fast.engine``) puts a pass of its own in its place through ``install``
+(the slots below).
 """
 
 from __future__ import annotations
