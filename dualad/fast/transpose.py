@@ -408,13 +408,15 @@ def scatter_t(ct: Any, idx: L.Index, aval: Any) -> Scatter | None:
 
 def vjp(self: Node, cts: list[Any], needs: list[bool], mine: bool = False,
         dead: Any = None) -> list[Any]:
-    """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
+    """``Node.vjp`` with the transposes' fast paths (``graph.install_vjp``): each branch
+    below gives what ``Node.general_vjp`` gives, without tracing the rule, or hands the
+    node on to it.
 
     A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
     recorded); then so may the results. ``mine``: nothing but this call holds the
     cotangent's arrays (the engine's own sum), so the rule may write into them; a
     result wrapped as ``Given`` is held by nothing else either. ``dead(node)``: whether
-    nothing reads the primals of the results (``engine._feeds_tangents``), so that a
+    nothing reads the primals of the results (``fast.engine._feeds_tangents``), so that a
     dual result may carry a stand-in there.
     """
     c = cts[0]
@@ -464,6 +466,7 @@ def vjp(self: Node, cts: list[Any], needs: list[bool], mine: bool = False,
                 res[i] = fit_dtype(r, self.avals[i][1])
         return self._completed(cts, needs, res)
     return self.general_vjp(cts, needs)
+
 
 _SLICED = L.getitem
 
