@@ -79,3 +79,17 @@ __all__ = [
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "GradcheckError", "gradcheck", "gradgradcheck",
 ]
 __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
+
+
+def _install_fast_layer() -> None:
+    """Plug the fast layer (``dualad/fast``) in, if it is there: the one place that
+    imports it. Without it, dualad runs on its general path alone."""
+    import importlib.util
+
+    if importlib.util.find_spec("dualad.fast") is not None:
+        from . import fast
+
+        fast.install()
+
+
+_install_fast_layer()

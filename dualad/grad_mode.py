@@ -12,8 +12,6 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from . import _fastpaths
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -54,15 +52,25 @@ def _set_inference(on: bool) -> None:
         state.inference = on
 
 
-_TANGENTS = _fastpaths.on("tangents")
+_untracked = [False]  # whether untracked_tangents untracks (the fast layer's slot)
+
+
+def install_untracked_tangents() -> None:
+    """Let ``untracked_tangents`` leave tangents unrecorded: the fast layer's registration
+    (``dualad.fast.engine``), with the backward pass that sums tangents alone. Without it
+    the block records tangents as anywhere else (the general path)."""
+    _untracked[0] = True
 
 
 class untracked_tangents:
-    """Internal: within the block, tangents of dual ops are not recorded (primals are)."""
+    """Internal: within the block, tangents of dual ops are not recorded (primals are),
+    where the fast layer allows it (``install_untracked_tangents``): nothing
+    differentiates them (``functional.hvp`` reads only the gradient's tangent), so the
+    elementwise family keeps its array kernel."""
 
     def __enter__(self) -> None:
         self.prev = state.tangent_grad
-        if _TANGENTS:  # (switched off, tangents are recorded as anywhere else)
+        if _untracked[0]:
             state.tangent_grad = False
 
     def __exit__(self, *exc: object) -> None:

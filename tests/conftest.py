@@ -57,14 +57,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import importlib.util
+
     from dualad import _fastpaths
 
-    if not _fastpaths.OFF:
+    absent = importlib.util.find_spec("dualad.fast") is None  # (the general path alone)
+    if not _fastpaths.OFF and not absent:
         return
     keep, drop = [], []
     for item in items:
         m = item.get_closest_marker("fastpath")
-        (drop if m is not None and not all(map(_fastpaths.on, m.args)) else keep).append(item)
+        (drop if m is not None and (absent or not all(map(_fastpaths.on, m.args)))
+         else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import collections
 import math
-import weakref
 from typing import Any
 
 import numpy as np
 from array_api_compat import is_cupy_array as _is_cupy
 
 from .. import _backend as _B
-from .. import _fastpaths
 from .._backend import add_at as _add_at
 from .._backend import broadcast_to as _broadcast_to
 from .._backend import gather as _gather
@@ -422,10 +420,9 @@ def _matmul_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 
 
 # Standard-basis seeds: the identity matrices that dualad.functional pushes as
-# batched tangents to get whole Jacobians. Known by object (read-only, so they
-# stay identities; a view or a product of one is not one), they let matmul's
-# batch rule select instead of running a GEMM against the identity.
-_identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+# batched tangents to get whole Jacobians (read-only, so they stay identities). The fast
+# layer knows them by object (dualad.fast.seeds), so that matmul's batch rule selects
+# instead of running a GEMM against the identity.
 
 
 def identity_seed(n: int, dtype: Any, order: str = "C") -> Any:
@@ -447,8 +444,8 @@ def identity_seed(n: int, dtype: Any, order: str = "C") -> Any:
     if e is None:
         e = np.eye(n, dtype=dtype, order=order)
         e.flags.writeable = False
-        if _SEEDS:  # (else matmul's batch rule multiplies by it, as by any matrix)
-            _identities[id(e)] = e
+        if _seed_made is not None:  # (else matmul's batch rule multiplies by it, as by
+            _seed_made(e)  # any matrix)
         if e.nbytes <= _SEED_CACHE_BYTES:
             _keep(_recent_seeds, key, e, 4)
     return e
@@ -464,52 +461,29 @@ def _keep(recent: collections.OrderedDict[Any, Any], key: Any, value: Any, n: in
             break
 
 
-_SEEDS = _fastpaths.on("seeds")
 _SEED_CACHE_BYTES = 1 << 22  # 4 MiB each (n <= 724 in float64), at most 4 of them
 _recent_seeds: collections.OrderedDict[tuple[int, Any, str], Any] = collections.OrderedDict()
 
 
-def _selected(m: Any, seed: Any) -> Any | None:
-    """``m`` as the product with a seed identity, or None when that is not exact. It is
-    laid out as the seed is (see ``identity_seed``).
-
-    Exact unless ``m`` has an inf or a NaN: a GEMM would spread it (0 * inf) into
-    every other entry of its row, and the result must not depend on the route.
-    """
-    if _identities.get(id(seed)) is not seed or not np.isfinite(m).all():
-        return None
-    order = "F" if seed.flags.f_contiguous and not seed.flags.c_contiguous else "C"
-    return m.astype(np.result_type(m, seed), order=order)  # a copy (never an alias of m)
-
-
-# A seed identity times a vector k along its columns — the first elementwise op a seed
-# meets, forward or in reverse — is diag(k). Known by object too (with its k), it lets
-# matmul's batch rule scale rows instead of running a GEMM against it.
-_diagonals: collections.OrderedDict[int, Any] = collections.OrderedDict()  # id -> (ref, k)
-
-
 def seed_product(g: Any, k: Any) -> Any | None:
-    """``g * k`` as a known diagonal if ``g`` is a seed identity and ``k`` a finite vector
-    along its columns (the same values, up to the sign of off-diagonal zeros; an inf or
-    a NaN would spread into them); else None."""
-    if g.ndim != 2 or g.flags.writeable or _identities.get(id(g)) is not g or \
-            k.__class__ is not np.ndarray or k.shape != g.shape[1:] or not np.isfinite(k).all():
-        return None
-    d = np.zeros_like(g, np.result_type(g, k))  # (in the seed's layout)
-    np.fill_diagonal(d, k)
-    _keep(_diagonals, id(d), (weakref.ref(d), k), 8)
-    return d
+    """``g * k`` as a known diagonal, where the fast layer knows seeds (``install_seeds``);
+    None otherwise (the product is written out)."""
+    return None if _seed_product is None else _seed_product(g, k)
 
 
-def _rows_scaled(m: Any, d: Any) -> Any | None:
-    """``d @ m`` for a known diagonal ``d``, as a row scaling (exact where the GEMM is: no
-    inf or NaN in ``m``); None if ``d`` is not one — or no longer is: it may have reached
-    the caller, who may write into it, so its values are checked (cheap beside a GEMM)."""
-    ref, k = _diagonals.get(id(d), (None, None))
-    if ref is None or ref() is not d or not np.isfinite(m).all() or \
-            not np.array_equal(d.diagonal(), k) or np.count_nonzero(d) != np.count_nonzero(k):
-        return None  # (ref() is not d: d is a new array where a dead diagonal was)
-    return np.multiply(k[:, None], m, dtype=np.result_type(m, d))
+# The fast layer's slots for the seeds (``dualad.fast.seeds``), None without it: each new
+# seed identity is told to ``_seed_made``; ``_seed_matmul(m, s)`` is ``s @ m`` (a seed
+# identity or a diagonal it made) without a GEMM, or None; ``_seed_product`` makes the
+# diagonals (``seed_product``).
+_seed_made: Any = None
+_seed_matmul: Any = None
+_seed_product: Any = None
+
+
+def install_seeds(made: Any, matmul: Any, product: Any) -> None:
+    """Fill the seeds' slots (the fast layer's registration, see above)."""
+    global _seed_made, _seed_matmul, _seed_product
+    _seed_made, _seed_matmul, _seed_product = made, matmul, product
 
 
 def _matmul_batch(arrays: Any, nbs: Any) -> Any:
@@ -519,17 +493,13 @@ def _matmul_batch(arrays: Any, nbs: Any) -> Any:
     # one GEMM for a constant matrix against a batch of vectors (the Jacobian case)
     if kb == 1 and nbb and not na and a.ndim == 2:
         if b.shape[1] == a.shape[1]:
-            r = _selected(a.T, b)  # I @ a.T
-            if r is None:
-                r = _rows_scaled(a.T, b)  # diag(k) @ a.T
+            r = _seed_matmul(a.T, b) if _seed_matmul is not None else None  # I or diag(k) @ a.T
             if r is not None:
                 return r, nb
         return np.matmul(b, a.T), nb
     if ka == 1 and na and not nbb and b.ndim == 2:
         if a.shape[1] == b.shape[0]:
-            r = _selected(b, a)  # I @ b
-            if r is None:
-                r = _rows_scaled(b, a)  # diag(k) @ b
+            r = _seed_matmul(b, a) if _seed_matmul is not None else None  # I or diag(k) @ b
             if r is not None:
                 return r, nb
         return np.matmul(a, b), nb

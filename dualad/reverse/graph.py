@@ -19,18 +19,13 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as D
-from .. import _fastpaths
 from .. import grad_mode as _gm
 from .._backend import as_array as _as_array
 from .._tensor import Tensor, _make
-from .linearize import fit_dtype, linearize, placeholder, transpose_program
-
-elementwise_t: Any = None  # installed by .transpose (which imports the ops this module must not)
-sliced: Any = None  # getitem, and its transpose into the engine's buffer: also by .transpose
-scatter_t: Any = None
-sliced_scatter: Any = None  # (the class of what scatter_t makes)
+from .linearize import linearize, placeholder, transpose_program
 
 _seq = itertools.count()
+_ndarray = np.ndarray
 
 
 class _Hooks(threading.local):
@@ -390,75 +385,38 @@ class Node:
                 wanted += 1
         return prim.joint or wanted == 1
 
-    def vjp(self, cts: list[Any], needs: list[bool], mine: bool = False,
-            dead: Any = None) -> list[Any]:
-        """Cotangents of the inputs: transpose of the JVP, linearized at the saved values.
-
-        A cotangent may be a bare array (the engine's fast lane: plain, unbatched, not
-        recorded); then so may the results. ``mine``: nothing but this call holds the
-        cotangent's arrays (the engine's own sum), so the rule may write into them; a
-        result wrapped as ``Given`` is held by nothing else either. ``dead(node)``: whether
-        nothing reads the primals of the results (``engine._feeds_tangents``), so that a
-        dual result may carry a stand-in there.
+    def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
+        """Cotangents of the inputs: the transpose of the JVP, linearized at the saved
+        values. The rule is traced into a linear program at stand-ins (placeholders) for
+        the inputs asked for (``needs``), and the program transposed on the cotangents
+        ``cts`` (Tensors, None where an output got none). The fast layer may put a VJP of
+        its own in this place (``install_vjp``), which keeps this one as ``general_vjp``.
         """
-        c = cts[0]
-        if c.__class__ is Negated and len(cts) == 1:
-            # its rule is linear: minus its transpose of c (the sign waits, see Negated)
-            return [_minus(r) for r in self.vjp([c.c], needs, mine, dead)]
-        fast = self.prim.transposed
-        if fast is not None and self.nbs is None:
-            if c.__class__ is _ndarray or (c.__class__ is Tensor and not c._level
-                                           and not _gm.state.grad
-                                           and c._data.__class__ is _ndarray):  # (bare
-                # cotangents are NumPy's: another kind's are Tensors, on the general way)
-                arrays = self._plain_arrays()
-                if arrays is not None:
-                    return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
-                                self.out_avals[0][1])
-        elif self.prim is sliced and self.nbs is None and _DIRECT:
-            if self.saved is None:  # (its index arrays were released)
-                self._unpack()  # raises torch's "second time" error
-            r = scatter_t(cts[0], self.params["idx"], self.avals[0])
-            if r is not None:  # the engine adds it into the input's cotangent
-                return [r]
-        cts = tensors(cts)
         prim = self.prim
-        if fast is not None and self.nbs is None and cts[0] is not None:
-            # the elementwise program is known: transpose it without tracing it
-            if self.saved or self.saved is None or _computes(prim.coefs, needs):
-                primals, out = self._unpack()
-            else:  # (add, subtract, negative: nothing saved, no coefficient to compute)
-                primals = out = None
-            res = elementwise_t(prim.coefs, cts[0], primals, out, self.avals, needs, mine,
-                                True, not self.hooked,
-                                None if dead is None or self.hooked else lambda: dead(self))
-            for i, n in enumerate(needs):
-                if n and res[i] is None:
-                    res[i] = _zeros_for(cts, self.avals[i])
-            return res
         lins = [placeholder(*self.avals[i]) if n else None for i, n in enumerate(needs)]
-        if _DIRECT and prim.transpose is not None and cts[0] is not None and \
-                self._linear_in(needs):
-            # linear in the inputs asked for: its JVP there is the primitive itself, so the
-            # program to transpose is the one equation prim(..., t_i, ...), and its
-            # transpose is the primitive's rule on the cotangent (transpose_program's step)
-            args, _ = self._unpack(lins)
-            res = [None] * len(lins)
-            for i, r in enumerate(prim.transpose(cts[0], args, **self.params)):
-                if r is not None and lins[i] is not None:
-                    res[i] = fit_dtype(r, self.avals[i][1])
-        else:
-            primals, out = self._unpack()
-            t, prog = linearize(self.name(), lambda: prim.jvp(primals, lins, out, **self.params))
-            outs = t if prim.multi else (t,)
-            res = transpose_program(prog, outs, cts, lins)
+        primals, out = self._unpack()
+        t, prog = linearize(self.name(), lambda: prim.jvp(primals, lins, out, **self.params))
+        outs = t if prim.multi else (t,)
+        return self._completed(cts, needs, transpose_program(prog, outs, cts, lins))
+
+    general_vjp = vjp
+
+    def _completed(self, cts: list[Any], needs: list[bool], res: list[Any]) -> list[Any]:
+        """A rule's results ``res`` as the engine takes them: zeros for an input asked for
+        that got none, batch axes summed out for an input that was not batched."""
         for i, n in enumerate(needs):
             if n and res[i] is None:  # a zero derivative (floor, sign): torch gives zeros
                 res[i] = _zeros_for(cts, self.avals[i])
         return res if self.nbs is None else _sum_batch_axes(self, cts, res)
 
 
-_DIRECT = _fastpaths.on("transpose")  # (else every node traces its rule: Node.vjp)
+def install_vjp(vjp: Any) -> None:
+    """Make ``vjp`` (``Node.vjp``'s signature, plus ``mine`` and ``dead``: see
+    ``dualad.fast.transpose.vjp``) every node's VJP: the fast layer's registration of its
+    transposes (the general one stays ``Node.general_vjp``)."""
+    Node.vjp = vjp
+
+
 
 
 def _saved_names(node: Node) -> dict[str, Any]:
@@ -564,128 +522,6 @@ class SavedTensor:
 
     def __repr__(self) -> str:
         return f"<SavedTensor '{self.what}' of {self.node.name()}>"
-
-
-def _computes(coefs: Any, needs: Any) -> bool:
-    """Whether an elementwise rule computes a coefficient for an input asked for (one
-    that is not 0, 1 or -1), reading saved values."""
-    for f, n in zip(coefs, needs, strict=True):
-        if n and f.__class__ is not int:
-            return True
-    return False
-
-
-def tensors(cts: list[Any]) -> list[Any]:
-    """The engine's bare-array cotangents as Tensors (for hooks and the general path), a
-    ``Negated`` one written out."""
-    return [_make(c) if c.__class__ is _ndarray else _written(c) if c.__class__ is Negated
-            else c for c in cts]
-
-
-def _written(n: Negated) -> Tensor:
-    d = n.dense()
-    return _make(d) if d.__class__ is _ndarray else d
-
-
-_ndarray = np.ndarray
-
-
-class Given:
-    """A cotangent made by the rule that returns it, held by nothing else: the engine
-    takes it as its own (see ``engine._add_to``)."""
-
-    __slots__ = ("c",)
-
-    def __init__(self, c: Any) -> None:
-        self.c = c
-
-
-class Negated:
-    """Minus the cotangent ``c``, held as arrays (``flat_parts``), not yet written out.
-
-    The transpose of ``subtract`` in its second operand (and of ``negative``) makes one
-    instead of a negated copy of ``c``; a node it reaches passes the sign on (its rule is
-    linear: ``Node.vjp`` gives minus its transpose of ``c``), a slice's ``Scatter`` keeps
-    it, and the engine subtracts it into a sum (``engine._add_into``): one pass through
-    memory fewer each time it arrives there. Only the engine's own loop and these see
-    one; hooks and everything else get it written out (``tensors``). Made only while
-    nothing records (no ``create_graph``). ``own``: nothing else holds ``c``'s arrays.
-    """
-
-    __slots__ = ("c", "own", "parts")
-
-    def __init__(self, c: Any, own: bool, parts: tuple[Any, Any, int]) -> None:
-        # (parts: c's flat_parts, kept: a flat dual stops being one when a rule asks for
-        # its _primal, which is then kept)
-        self.c, self.own, self.parts = c, own, parts
-
-    def dense(self, inplace: bool = False) -> Any:
-        """``-c`` in ``c``'s kind (a bare array, a plain Tensor, a flat dual); written into
-        ``c``'s arrays with ``inplace`` (the caller holds them alone)."""
-        p, t, kind = self.parts
-        p = _neg(p, inplace)
-        if kind < 0:
-            return p
-        d = _make(p)
-        if kind:
-            d._level, d._p, d._t = kind, None, _neg(t, inplace)
-        return d
-
-
-def _neg(a: Any, inplace: bool) -> Any:
-    r = np.negative(a, out=a) if inplace else np.negative(a)
-    return r if r.__class__ is _ndarray else np.asarray(r)  # (0-d: a NumPy scalar)
-
-
-def _minus(r: Any) -> Any:
-    """Minus a result of a node's rule, left unwritten (``Negated``) where it can wait."""
-    cls = r.__class__
-    if r is None:
-        return None
-    if cls is Negated:  # (minus minus)
-        return Given(r.c) if r.own else r.c
-    if cls is sliced_scatter:
-        r.neg = not r.neg
-        return r
-    own = cls is Given
-    c = r.c if own else r
-    parts = flat_parts(c)
-    if parts is not None:
-        return Negated(c, own, parts)
-    return -c  # (a batched or nested cotangent: written out now)
-
-
-def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
-    """``(primal, tangent, kind)`` of a cotangent held as arrays, not recorded and not
-    batched: a bare array (kind -1, no tangent), a plain Tensor (kind 0, no tangent) or a
-    flat dual (kind = its level); None for any other."""
-    if c.__class__ is _ndarray:
-        return c, None, -1
-    if c.__class__ is not Tensor or c._rg or c._nb or c._data.__class__ is not _ndarray:
-        return None
-    if not c._level:
-        return c._data, None, 0
-    if c._level < D.LIN and c._p is None and c._t.__class__ is _ndarray:
-        return c._data, c._t, c._level
-    return None
-
-
-def fresh(s: Any, *ops: Any) -> bool:
-    """Whether ``s``, computed from ``ops``, holds only arrays it allocated: no view, no
-    array of an operand."""
-    parts = flat_parts(s)
-    if parts is None:
-        return False
-    seen = []
-    for o in ops:
-        po = flat_parts(o)
-        if po is None:  # (an operand's inner arrays are unseen)
-            return False
-        seen += po[:2]
-    for x in parts[:2]:
-        if x is not None and (x.base is not None or any(x is y for y in seen)):
-            return False
-    return True
 
 
 class FunctionNode(Node):

@@ -15,15 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
 from .. import _dispatch as D
-from .._backend import like as _like
 from .._tensor import Tensor
 from ..ops import elementwise as E
 from ..ops import linear as L
 from ..ops import vocabulary as F
-from . import graph
-from .linearize import fit_dtype, is_lin
+from .linearize import is_lin
 
 
 def _conj(c: Any) -> Any:
@@ -46,172 +43,6 @@ def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
     )
     r = F.sum(ct, axis=axes, keepdims=True) if axes else ct
     return F.reshape(r, shape)
-
-
-@E._quietly  # (ct * c_i: 0 * inf at a singular point is NaN, not a NumPy warning)
-def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
-                  needs: Any, mine: bool = False, wrap: bool = False,
-                  lazy: bool = False, dead: Any = None) -> list[Any]:
-    """The transpose of an elementwise JVP ``sum_i t_i * c_i`` at the saved values.
-
-    This is what tracing the rule and transposing its program gives (``_mul_t`` per
-    term, the broadcast summed out, the dtype fitted), written out once for the whole
-    family, on Tensors: cotangents that are dual, batched or recorded go through it.
-    ``mine``: nothing else holds ``ct``'s arrays, so the one term that reads it may write
-    into them; ``wrap``: a result nothing else holds comes back as ``graph.Given``;
-    ``lazy``: ``-ct`` (of ``ct``'s shape and dtype, held as arrays, nothing recording)
-    comes back as ``graph.Negated``, not written out; ``dead()``: whether nothing reads
-    the results' primals (see ``_times_fresh``).
-    """
-    users = 0
-    for f, need in zip(coefs, needs, strict=True):
-        if need and f != 0:
-            users += 1
-    take = mine and users == 1 and not D._state.grad and _writable(graph.flat_parts(ct))
-    res: list[Any] = []
-    for f, need, aval in zip(coefs, needs, avals, strict=True):
-        if not need or f == 0:  # (a zero derivative: the caller fills in zeros)
-            res.append(None)
-            continue
-        shape, dtype = aval
-        if f == 1:
-            c, made = ct, take
-        elif f == -1:
-            parts = graph.flat_parts(ct) if lazy and not D._state.grad else None
-            if parts is not None and ct._data.dtype == dtype and ct.shape == shape:
-                res.append(graph.Negated(ct, take, parts))  # (the sign waits: graph.Negated)
-                continue
-            if take:
-                for a in graph.flat_parts(ct)[:2]:
-                    if a is not None:
-                        np.negative(a, out=a)
-                c, made = ct, True
-            else:
-                c = -ct
-                made = graph.fresh(c, ct)
-        else:
-            k = _conj(E._coef(f(*primals, out), out))
-            c = _times_fresh(ct, k, primals, out, take, dead)
-            made = c is not None and (dead is None or c._data.flags.writeable)  # (a stand-in
-            # primal is no one's to write)
-            if c is None:
-                c = _times(ct, k)
-        r = fit_dtype(unbroadcast(c, shape), dtype)
-        res.append(graph.Given(r) if wrap and made and r is c else r)
-    return res
-
-
-def _times(ct: Tensor, k: Any) -> Any:
-    """``ct * k``. While nothing records, a product with a dual whose tangent is batched
-    (or whose primal is kept as a Tensor) is multiply's array rule, called directly: what
-    ``apply`` runs for it, without the operator's way there and the hot function's
-    decline (a flat dual's product is the hot function's, the cheaper way)."""
-    if _MUL.fast is not None and not D._state.grad and not D._inference[0] and (
-            _unflat(ct) or _unflat(k)):
-        lk = k._level if k.__class__ is Tensor else 0
-        L = ct._level if ct._level > lk else lk
-        if L in D.live:
-            r = _MUL.fast(_MUL, (ct, k), L, None)
-            if r is not None:
-                return r
-    return ct * k
-
-
-def _unflat(t: Any) -> bool:
-    """A dual the hot path declines: a batched (or nested) tangent, or a kept primal."""
-    return t.__class__ is Tensor and 0 < t._level < D.LIN and (
-        t._p is not None or t._t.__class__ is not np.ndarray)
-
-
-_MUL = E.PRIMS["multiply"]
-
-
-def _writable(parts: Any) -> bool:
-    """Whether ``graph.flat_parts``' arrays may be written (a 0-d one made from a NumPy
-    scalar is read-only)."""
-    return parts is not None and all(a is None or a.flags.writeable for a in parts[:2])
-
-
-def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
-                 dead: Any = None) -> Any:
-    """``ct * k`` written into the arrays of ``k`` when the coefficient is a fresh
-    temporary (made by its formula, seen by nothing else), and of ``ct`` too with
-    ``take`` (nothing else holds it); None otherwise. Where ``dead()`` (nothing reads the
-    primal of the product: forward-over-reverse's last nodes before its inputs), a dual
-    product's primal is a read-only stand-in of zeros, not computed.
-
-    ``k`` must hold only arrays it allocated: none of them a view, or an array of the
-    values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
-    tangent on). The results are those of ``ct * k``: the same products and sums (``k``
-    itself for a ``ct`` of ones, see ``_ones``). Small arrays are left to the product:
-    below ``E._INPLACE_MIN`` elements an allocation costs less than these checks.
-    """
-    kp = graph.flat_parts(k)
-    if kp is None or kp[0].size < E._INPLACE_MIN:
-        return None
-    cp = graph.flat_parts(ct)
-    if cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
-        return None
-    k0, k1, lk = kp
-    c0, c1, lc = cp
-    if lk and lc and lk != lc:  # (duals at two levels: a nested result)
-        return None
-    if k0.shape != c0.shape or k0.dtype != c0.dtype or (
-            k1 is not None and (k1.shape != c0.shape or k1.dtype != c0.dtype)) or (
-            c1 is not None and c1.dtype != c0.dtype):
-        return None
-    if k0.base is not None or (k1 is not None and k1.base is not None) or not _writable(kp):
-        return None
-    if k0 is k1:
-        return None
-    for a in _arrays_of((ct, out, *primals)):  # (a loop: a generator costs more)
-        if a is k0 or (a is k1 and k1 is not None):
-            return None
-    if k1 is None and c1 is None:  # plain * plain
-        return D._wrap(np.multiply(c0, k0, out=k0), 0)
-    unread = dead is not None and dead()  # (a dual product: its primal may go unwritten)
-    if k1 is None:  # dual * plain
-        t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
-        return E._flat(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
-    if c1 is None:  # plain * dual: both parts scale by the cotangent
-        if _ones(c0):  # (c0 * k is k itself)
-            return E._flat(lk, _unread(k0) if unread else k0, k1)
-        t = np.multiply(c0, k1, out=k1)
-        return E._flat(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
-    # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
-    np.multiply(c0, k1, out=k1)
-    p = _unread(k0) if unread else np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
-    np.multiply(c1, k0, out=k0)
-    return E._flat(lk, p, np.add(k0, k1, out=k1))
-
-
-def _ones(c: Any) -> bool:
-    """Whether ``c`` is real and 1 everywhere, held as one value (every stride 0: a loss's
-    seed sent back through ``sum``): then ``c * k`` is ``k``, exactly."""
-    return c.dtype.kind == "f" and not any(c.strides) and c[(0,) * c.ndim] == 1
-
-
-def _unread(k: Any) -> Any:
-    """A read-only stand-in of ``k``'s shape and dtype (zeros, one value broadcast) for a
-    primal nothing reads."""
-    return np.broadcast_to(np.zeros((), k.dtype), k.shape)
-
-
-def _arrays_of(ts: Any) -> list[Any]:
-    """Every array the Tensors ``ts`` hold, through their dual parts."""
-    seen: list[Any] = []
-    stack = list(ts)
-    while stack:
-        t = stack.pop()
-        if t.__class__ is Tensor:
-            if t._level and t._level < D.LIN:
-                if t._p is not None:
-                    stack.append(t._p)
-                stack.append(t._t)
-            t = t._data  # (a stand-in's is no array)
-        if t.__class__ is np.ndarray:
-            seen.append(t)
-    return seen
 
 
 def _mul_t(ct: Any, args: Any) -> list[Any]:
@@ -270,88 +101,6 @@ def _getitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
 def _diagonal_t(ct: Any, args: Any, *, writeable: bool) -> list[Any]:
     shape = args[0].shape
     return [D.apply(L.index_add, ct, idx=L.diagonal_index(len(shape), shape[-1]), shape=shape)]
-
-
-class Scatter:
-    """getitem's transpose with a basic index, not yet written out: the cotangent ``p``
-    (with tangent ``t``) at ``key`` of zeros of ``shape``. The engine adds it into the
-    input's accumulated cotangent when it owns that, instead of summing a fresh array of
-    zeros; ``kind`` is ``graph.flat_parts``'s."""
-
-    __slots__ = ("p", "t", "kind", "key", "shape", "neg")
-
-    def __init__(self, p: Any, t: Any, kind: int, key: Any, shape: tuple[int, ...]) -> None:
-        self.p, self.t, self.kind, self.key, self.shape = p, t, kind, key, shape
-        self.neg = False  # minus that (a negated cotangent's: see graph.Negated)
-
-    def dense(self) -> Any:
-        """The cotangent written out (``index_add``), as an array of the cotangent's kind."""
-        z = _placed(self.p, self.key, self.shape, self.neg)
-        if self.kind < 0:
-            return z
-        if not self.kind:
-            return D._wrap(z, 0)
-        return E._flat(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
-
-
-def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:
-    """Zeros of ``shape`` with ``p`` (``-p`` with ``neg``) written at the basic ``key``.
-    For a large slab (one axis cut by a step-1 slice: ``x[1:]``, ``x[:, :-1]``) only what
-    lies outside it is zeroed, not the whole array before ``p`` is written over most of
-    it (a pass through memory fewer); the values are the same."""
-    rest = _outside(key, shape) if p.size >= _SLAB_MIN else None
-    if rest is None:
-        z = _B.zeros(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
-    else:
-        z = _B.empty(shape, p.dtype, like=None if p.__class__ is np.ndarray else _like(p))
-        for k in rest:
-            z[k] = 0
-    if neg:
-        v = z[(*key, ...)]  # (a view even where the key is all ints)
-        np.negative(p, out=v)
-    else:
-        z[key] = p
-    return z
-
-
-_SLAB_MIN = 1 << 14  # elements: below this, zeroing it all costs less than the checks
-
-
-def _outside(key: Any, shape: tuple[int, ...]) -> tuple[Any, ...] | None:
-    """The keys of what lies outside ``key`` in an array of ``shape``, when ``key`` cuts
-    one axis by a step-1 slice and takes every other whole; None for any other key."""
-    if len(key) != len(shape):  # (an int or a new axis in it)
-        return None
-    axis = lo = hi = -1
-    for i, (k, n) in enumerate(zip(key, shape, strict=True)):
-        if k.__class__ is not slice:
-            return None
-        start, stop, step = k.indices(n)
-        if step != 1:
-            return None
-        if start == 0 and stop == n:
-            continue
-        if axis >= 0:
-            return None
-        axis, lo, hi = i, start, max(stop, start)
-    if axis < 0:
-        return ()
-    whole = (slice(None),) * axis
-    return whole + (slice(0, lo),), whole + (slice(hi, None),)
-
-
-def scatter_t(ct: Any, idx: L.Index, aval: Any) -> Scatter | None:
-    """getitem's transpose for the engine, when ``ct`` is held as arrays; else None."""
-    if not idx.basic:  # (an advanced index may repeat elements: np.add.at)
-        return None
-    parts = graph.flat_parts(ct)
-    if parts is None:
-        return None
-    p, t, kind = parts
-    shape, dtype = aval
-    if p.dtype != dtype or (t is not None and t.dtype != dtype):
-        return None
-    return Scatter(p, t, kind, idx.key, shape)
 
 
 def _index_add_t(ct: Any, args: Any, *, idx: L.Index, shape: tuple[int, ...]) -> list[Any]:
@@ -486,5 +235,3 @@ L.setitem.transpose = _setitem_t
 L.unbatch.transpose = lambda ct, args, *, size: [D.apply(L.rebatch, ct, size=size)]
 L.rebatch.transpose = lambda ct, args, *, size: [D.apply(L.unbatch, ct, size=size)]
 
-graph.elementwise_t = elementwise_t
-graph.sliced, graph.scatter_t, graph.sliced_scatter = L.getitem, scatter_t, Scatter

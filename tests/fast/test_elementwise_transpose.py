@@ -10,7 +10,6 @@ import pytest
 import dualad as da
 from dualad.ops import elementwise as E
 from dualad.reverse.linearize import linearize, placeholder, transpose_program
-from dualad.reverse.transpose import elementwise_t
 
 FORMULA_PRIMS = [n for n, p in E.PRIMS.items() if getattr(p, "coefs", None)]
 
@@ -31,9 +30,12 @@ FORMULA_CASES = [pytest.param(n, d, id=f"{n}-{d.__name__}") for n in FORMULA_PRI
 
 
 @pytest.mark.parametrize(("name", "dtype"), FORMULA_CASES)
+@pytest.mark.fastpath()  # (the fast layer's, whichever families are on)
 def test_elementwise_transpose_equals_the_traced_program(name, dtype):
     # reverse mode writes the elementwise family's transpose out once; it must be what
     # tracing the JVP rule and transposing the program gives (with broadcasting)
+    from dualad.fast.transpose import elementwise_t
+
     prim = E.PRIMS[name]
     r = np.random.default_rng(7)
     shapes = [(3, 1), (1, 4), (4,)][: prim.nin]
@@ -62,7 +64,7 @@ def test_elementwise_transpose_equals_the_traced_program(name, dtype):
 
 def _held(ts):
     """Copies of every array the Tensors ``ts`` hold, through their dual parts."""
-    from dualad.reverse.transpose import _arrays_of
+    from dualad.fast.transpose import _arrays_of
 
     return [(a, a.copy()) for a in _arrays_of(ts)]
 
@@ -82,7 +84,8 @@ def test_elementwise_transpose_in_place_equals_the_product(name, dtype, x_dual, 
     # into ct when the caller gives it: mine); it must give what the product gives, bit
     # for bit, and write nothing else any Tensor it read holds ("b" is the saved operand
     # itself, "y" the output, "y + 1" passes y's tangent on)
-    from dualad.reverse import transpose as T
+    from dualad.fast import transpose as T
+    from dualad.fast.transpose import elementwise_t
 
     prim = E.PRIMS[name]
     r = np.random.default_rng(11)

@@ -173,6 +173,7 @@ def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch
 _FORMULAS = sorted(n for n, p in E.PRIMS.items() if p.hot is not None)
 
 
+@pytest.mark.fastpath("hot", "tangents")  # (tangents are untracked only with the fast layer)
 @pytest.mark.parametrize("n", [3, 1 << 14])
 @pytest.mark.parametrize("name", _FORMULAS)
 def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, monkeypatch):
@@ -246,7 +247,7 @@ def test_products_whose_primal_nothing_reads_leave_it_unwritten(monkeypatch):
     # Rosenbrock's two squares of x[:-1] send their cotangents only on to x (through a
     # slice and 1 - x), of which hvp wants the tangent: their products' primals are
     # stand-ins, not computed; everything else is computed as before
-    from dualad.reverse import transpose
+    from dualad.fast import transpose
 
     made = []
     unread = transpose._unread
@@ -300,7 +301,7 @@ def test_nodes_recorded_from_duals_keep_no_lane(n):
 def test_a_cotangent_of_ones_held_as_one_value_multiplies_as_the_identity(monkeypatch):
     # sum's seed (1 everywhere, every stride 0) times a fresh coefficient is that
     # coefficient: what the products give, bit for bit
-    from dualad.reverse import transpose
+    from dualad.fast import transpose
 
     ones = np.broadcast_to(np.ones(()), (5, 4))
     assert transpose._ones(ones) and transpose._ones(np.broadcast_to(np.float32(1), (5, 1)))

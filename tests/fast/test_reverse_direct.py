@@ -20,7 +20,7 @@ import dualad.numpy as dnp
 from dualad import _dispatch as D
 from dualad.ops import elementwise as E
 from dualad.ops import linear as L
-from dualad.reverse.graph import Given, tensors
+from dualad.reverse import engine
 from dualad.reverse.linearize import linearize, placeholder, transpose_program
 
 _R = np.random.default_rng(21)
@@ -112,7 +112,7 @@ def test_a_node_linear_in_its_inputs_transposes_as_the_traced_program(prim, para
         if not n:
             assert g is None
             continue
-        g = tensors([g.c if isinstance(g, Given) else g])[0]  # (as the engine's hooks see it)
+        g = engine.written([g])[0]  # (as the engine's hooks see it)
         assert g.shape == ins[i].shape and g.dtype == ins[i].dtype
         (gp, gt), (wp, wt) = _parts(g), _parts(want[i])
         np.testing.assert_array_equal(gp, wp)
@@ -215,8 +215,9 @@ _KEYS = [  # (shape, key): slabs, and keys that are not
 
 @pytest.mark.parametrize(("shape", "key"), _KEYS)
 @pytest.mark.parametrize("neg", [False, True])
+@pytest.mark.fastpath()  # (the fast layer's, whichever families are on)
 def test_a_slice_written_out_is_zeros_with_the_slice_added(shape, key, neg):
-    from dualad.reverse.transpose import _outside, _placed
+    from dualad.fast.transpose import _outside, _placed
 
     idx = L.Index(key, len(shape)).key
     want = np.zeros(shape)
@@ -233,7 +234,7 @@ def test_a_slice_written_out_is_zeros_with_the_slice_added(shape, key, neg):
         np.testing.assert_array_equal(seen, 1)
 
 
-# -- negated cotangents left unwritten (graph.Negated) ----------------------------------------
+# -- negated cotangents left unwritten (fast.transpose.Negated) ----------------------------------------
 
 
 def _rosenbrock(x):
@@ -265,7 +266,7 @@ _NEGATED_CASES = [(name, f, n) for name, f in _graphs() for n in (9, 1 << 15)
 @pytest.mark.parametrize(("name", "f", "n"), _NEGATED_CASES)
 def test_negated_cotangents_give_what_negated_copies_give(name, f, n, monkeypatch):
     from dualad import functional as Fn
-    from dualad.reverse import graph
+    from dualad.fast import transpose as graph
 
     x, v = _arr(n), _arr(n) - 1.0
     made = []
@@ -308,11 +309,12 @@ def test_a_hook_sees_a_negated_cotangent_written_out():
     np.testing.assert_array_equal(da.unpack_dual(gx)[0].numpy(), -2.0 * np.ones(5))
 
 
-# -- products written into fresh coefficients (transpose._times_fresh), large arrays only --------
+# -- products written into fresh coefficients (fast.transpose._times_fresh), large arrays only --------
 
 
+@pytest.mark.fastpath()  # (the fast layer's, whichever families are on)
 def test_a_fresh_coefficient_takes_the_product_when_it_is_large():
-    from dualad.reverse.transpose import _times_fresh
+    from dualad.fast.transpose import _times_fresh
 
     for n, inplace in ((10, False), (1 << 14, True)):
         ct = da.tensor(_arr(n))
@@ -360,8 +362,9 @@ def test_products_with_batched_duals_are_multiplys_rule(name, ct_kind, monkeypat
     # forward-over-reverse with a batch of tangents (a Hessian by columns): the products
     # ct * conj(c_i) skip the operator and the hot path's decline; the values must be
     # those of ct * k, bit for bit, and the direct way must have run
-    from dualad.reverse import transpose as T
-    from dualad.reverse.graph import tensors as written
+    from dualad.fast import transpose as T
+    from dualad.fast.transpose import Given
+    from dualad.fast.transpose import tensors as written
 
     prim = E.PRIMS[name]
     xs = [_arr(6) for _ in range(prim.nin)]
