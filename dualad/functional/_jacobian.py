@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 import dualad as da
+from dualad import _backend as _B
 from dualad._backend import like as _like
 from dualad.forward_ad import _unpack
 from dualad.ops.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
@@ -336,7 +337,7 @@ def forward_blocks(
             c = cols.get((i, j))
             in_shape = tuple(x.shape)
             if c is None:
-                blk = da.as_tensor(np.zeros(out_shape + in_shape, dtype=o.dtype,
+                blk = da.as_tensor(_B.zeros(out_shape + in_shape, dtype=o.dtype,
                                             like=_like(o._data)))
             else:
                 blk = _columns_to_block(c, out_shape, in_shape)

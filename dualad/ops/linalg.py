@@ -151,7 +151,7 @@ def _herm_part(t: Any, lower: bool) -> Any:
 def _tol(values: Any, n: int) -> Any:
     """Per-matrix threshold below which two spectral values count as equal."""
     v = np.abs(_raw(values))
-    scale = v.max(axis=-1, keepdims=True) if v.shape[-1] else np.zeros(v.shape[:-1] + (1,),
+    scale = v.max(axis=-1, keepdims=True) if v.shape[-1] else _B.zeros(v.shape[:-1] + (1,),
                                                                        like=_like(v))
     return 16 * builtins.max(n, 1) * np.finfo(v.dtype).eps * scale
 
