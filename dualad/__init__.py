@@ -79,3 +79,13 @@ __all__ = [
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "GradcheckError", "gradcheck", "gradgradcheck",
 ]
 __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
+
+# The fast layer (dualad/fast/, docs/fast.md): the one place that imports it. Without it
+# the library runs on the general path alone.
+try:
+    from . import fast as _fast
+except ModuleNotFoundError as _e:
+    if _e.name != f"{__name__}.fast":
+        raise
+else:
+    _fast.install()

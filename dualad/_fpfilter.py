@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import warnings
 
-MODULE = "dualad.ops.elementwise"
-_PATTERN = r"dualad\.ops\.elementwise\Z"
+# (the formulas over arrays are compiled in the first, the code generated from them and
+# the array rules live in the second: the fast layer)
+MODULES = ("dualad.ops.elementwise", "dualad.fast.elementwise")
+_PATTERN = r"dualad\.(ops|fast)\.elementwise\Z"
 _SHOWN = frozenset(("always", "default", "module", "once"))
 
 
@@ -46,6 +48,6 @@ def in_front() -> None:
             return
         action, _, cat, mod, _ = f
         if action in _SHOWN and issubclass(RuntimeWarning, cat) and (
-                mod is None or mod.match(MODULE)):
+                mod is None or any(map(mod.match, MODULES))):
             break
     _item = _install()

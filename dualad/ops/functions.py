@@ -38,7 +38,6 @@ conjugate = E.PRIMS["conj"]
 true_divide = E.PRIMS["divide"]
 pow = E.PRIMS["power"]  # noqa: A001 - NumPy 2 spelling
 _P = E.PRIMS
-L.matmul.fast = E.fast_product  # (its JVP on arrays; set here, where both modules are)
 
 
 def _ndim(a: Any) -> int:

@@ -1,0 +1,57 @@
+"""The fast layer: second implementations of the rules, for speed (``docs/fast.md``).
+
+Everything here is a faster way to compute what the general path computes already:
+functions generated from the elementwise formula table that do ``apply``'s work in one
+frame, forward JVPs on arrays that make *flat* duals, array transposes and the engine's
+steps. Deleting this folder leaves a library that imports and passes the whole test
+suite, on the general path alone.
+
+Nothing outside this package imports it but the one line that installs it, at the end of
+``dualad/__init__.py``::
+
+    try:
+        from . import fast as _fast
+    except ModuleNotFoundError as _e:  # (the fast layer deleted: the general path alone)
+        if _e.name != f"{__name__}.fast":
+            raise
+    else:
+        _fast.install()
+
+The registration API
+--------------------
+The core offers slots that stay empty without this package, and reads them where it
+would otherwise take the general way; a slot holds a function of the same meaning as
+the general way, which may decline (``None``) to hand the call back to it:
+
+``Primitive.hot``
+    ``hot(prim, args)``: ``apply`` offers every call to it first.
+``Primitive.fast``
+    ``fast(prim, args, level, params)``: the JVP at ``level`` on arrays (a flat dual).
+``Primitive.transposed``
+    ``transposed(prim, ct, arrays, y, avals, needs, out_dtype)``: a node's VJP on arrays.
+``Ufunc.kernels``, ``Ufunc.steps``, ``Ufunc.pair``
+    a formula primitive's formulas over arrays, and the engine's step for one input's
+    cotangent and for ``f(x, x)``.
+``ops.elementwise.accelerate_with(fn)``
+    ``fn(prim)`` fills those slots of each formula primitive, made now or later.
+``ops.register_operator(name, fn)``
+    one of Tensor's operators (``ops.OPERATORS``: one primitive's call each), in place
+    of the general one.
+
+The switch
+----------
+The environment variable ``DUALAD_GENERAL_PATH``, read once at import
+(``dualad.fast.switch``), keeps families of fast paths from being installed: ``1`` all
+of them, or a comma-separated list of family names (``switch.FAMILIES``).
+"""
+
+from __future__ import annotations
+
+
+def install() -> None:
+    """Install every fast path of the families switched on (once, at ``import dualad``)."""
+    from . import elementwise
+
+    elementwise.install()
+    # -- the reverse-mode fast paths (the engine's loops, lanes, seeds, untracked tangents)
+    # install here, one line a module: ``from . import reverse; reverse.install()``
