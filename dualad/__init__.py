@@ -12,6 +12,8 @@ the array semantics follow NumPy.
 tensor([2., 4.])
 """
 
+import importlib.util
+
 from . import (
     _interop,  # noqa: F401  (NumPy dispatch)
     _tensor_autograd,  # noqa: F401
@@ -82,10 +84,7 @@ __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
 
 # The fast layer (dualad/fast/, docs/fast.md): the one place that imports it. Without it
 # the library runs on the general path alone.
-try:
+if importlib.util.find_spec(f"{__name__}.fast") is not None:
     from . import fast as _fast
-except ModuleNotFoundError as _e:
-    if _e.name != f"{__name__}.fast":
-        raise
-else:
+
     _fast.install()

@@ -9,12 +9,9 @@ suite, on the general path alone.
 Nothing outside this package imports it but the one line that installs it, at the end of
 ``dualad/__init__.py``::
 
-    try:
+    if importlib.util.find_spec(f"{__name__}.fast") is not None:  # (else: the general path alone)
         from . import fast as _fast
-    except ModuleNotFoundError as _e:  # (the fast layer deleted: the general path alone)
-        if _e.name != f"{__name__}.fast":
-            raise
-    else:
+
         _fast.install()
 
 The registration API
