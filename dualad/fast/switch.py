@@ -1,11 +1,12 @@
-"""The switch that turns fast paths off, read once at import (invariant 9 of docs/architecture.md).
+"""The switch that turns fast paths off, read once at import (``docs/fast.md``).
 
 A fast path is a second implementation of a rule. Setting the environment variable
-``DUALAD_GENERAL_PATH`` before dualad is imported turns fast paths off, so that the
-whole library runs on the general path alone: every call through ``apply``'s general
-branch, every tangent by the primitive's Tensor-level JVP rule, every node's VJP by
-tracing that rule into a linear program and transposing it, and the engine's general
-loop. The test suite runs once each way, and a test compares the two.
+``DUALAD_GENERAL_PATH`` before dualad is imported keeps the fast layer from installing
+fast paths, so that the whole library runs on the general path alone: every call
+through ``apply``'s general branch, every tangent by the primitive's Tensor-level JVP
+rule, every node's VJP by tracing that rule into a linear program and transposing it,
+and the engine's general loop — as it does with ``dualad/fast/`` deleted, which is how
+CI runs the suite a second time. ``tests/test_general_path.py`` compares the two.
 
 ``DUALAD_GENERAL_PATH=1`` (or ``all``) turns every family off; a comma-separated list
 of family names turns off those alone (to measure what each buys)::

@@ -214,13 +214,15 @@ np_namespace.update({
 # - the general rules on Tensors (the formulas, the hand-written rules, reverse's
 #   ``elementwise_t``) run with NumPy's floating-point errors ignored (``_quietly``:
 #   NumPy's error-state context variable set and reset, a fraction of a microsecond;
-#   ``np.errstate`` where it is missing); the array rules (``_unary_tangent``,
-#   ``_binary_tangent``, ``fast_jvp``'s terms, ``fast_vjp``) run as they are and again
-#   quietly on a warning (``_or_quietly``). The primal of the op itself is computed
-#   outside, in the user's error state.
-# - the generated hot code (hot functions, array transposes, the lane's steps) runs as it
-#   is, in a ``try`` (free unless something is raised): a warning raised there (this
-#   module's RuntimeWarnings are errors, by the filter below; an "error" filter or
+#   ``np.errstate`` where it is missing); the fast layer's array rules
+#   (``dualad/fast/elementwise.py``: ``_unary_tangent``, ``_binary_tangent``,
+#   ``fast_jvp``'s terms, ``fast_vjp``) run as they are and again quietly on a warning
+#   (``_or_quietly``). The primal of the op itself is computed outside, in the user's
+#   error state.
+# - the fast layer's generated code (hot functions, array transposes, the lane's steps)
+#   runs as it is, in a ``try`` (free unless something is raised): a warning raised there
+#   (the RuntimeWarnings of this module, where the formulas over arrays are compiled, and
+#   of the fast layer's are errors, by ``_fpfilter``'s filter; an "error" filter or
 #   ``errstate(all="raise")`` of the user's) declines to the general way, which computes
 #   the primal again in the user's error state (its warning, if any, is NumPy's own) and
 #   the derivative quietly. Only singular points pay for that.
@@ -229,7 +231,7 @@ np_namespace.update({
 # instead: ``_fpfilter.in_front`` puts it first again where a derivative computation starts.
 
 _FP = (RuntimeWarning, FloatingPointError, ZeroDivisionError)  # (the last: ``_inlined``)
-np_namespace["__name__"] = __name__  # (warnings from formulas and generated code: this module)
+np_namespace["__name__"] = __name__  # (warnings from the formulas over arrays: this module)
 np_namespace["_FP"] = _FP
 np_namespace["_list"], np_namespace["_tuple"] = list, tuple
 
