@@ -172,6 +172,7 @@ def test_generated_hot_path_marks_inference_outputs(n):
 _BINARY = [n for n in _FORMULA_PRIMS if E.PRIMS[n].nin == 2]
 
 
+@pytest.mark.fastpath()  # (calls the fast layer's array rule itself)
 @pytest.mark.parametrize("name", _BINARY)
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
                          ids=["f64", "f32-f64"])

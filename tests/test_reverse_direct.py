@@ -180,6 +180,7 @@ def test_matmul_of_a_dual_and_a_constant_is_the_general_rule(xs, cs, left, tange
     np.testing.assert_array_equal(gt, wt)
 
 
+@pytest.mark.fastpath()  # (calls the fast layer's rule itself)
 def test_matmul_of_two_duals_or_a_tracked_constant_takes_the_general_rule():
     with da.dual_level():
         a = da.make_dual(da.tensor(_arr((3, 4))), da.tensor(_arr((3, 4))))
