@@ -143,7 +143,7 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
             b = E._flat(L2, x, t)
             assert mul.hot(mul, (a, b)) is None and mul.hot(mul, (b, a)) is None  # two levels
     assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None  # exited levels
-    batched = E._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
+    batched = D._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
     assert sin.hot(sin, (batched,)) is None
     assert mul.hot(mul, (batched, da.tensor(x))) is None
     assert mul.hot(mul, (da.tensor(x), batched)) is None

@@ -1,5 +1,21 @@
-"""The elementwise family's fast paths, generated from its formula table (moved verbatim
-from ``dualad/ops/elementwise.py``; see ``docs/fast.md``)."""
+"""The elementwise family's fast paths, made from the formula table of ``ops/elementwise.py``.
+
+The general path computes a formula primitive's tangent with its Tensor-level JVP and
+its VJP by transposing that JVP. Here the same formula strings give, for speed
+(``docs/fast.md``):
+
+- the array rules: the JVP on arrays (``fast_jvp``, ``_fast_unary``, ``_fast_binary``),
+  whose result is a flat dual, and the VJP on arrays (``fast_vjp``); the same for the
+  linear primitives of one array (``fast_linear1``) and matmul (``fast_product``);
+- generated code, compiled from string templates under file names of their own
+  (``<dualad hot_sin>``, registered with ``linecache``): ``hot``, which does ``apply``'s
+  work in one frame, and its heads ``call``, ``op`` and ``rop`` (``variant``); the array
+  transpose ``transposed``; the engine's steps (``steps``, ``pair``).
+  ``python -m dualad.codegen NAME`` prints them.
+
+``install`` puts them in the slots the core offers (``accelerate`` for each formula
+primitive, ``ops.register_operator`` for the operators), for the families switched on.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dispatch as _D
+from .. import grad_mode as _gm
 from .. import ops as _ops
 from .._backend import as_array as _as_array
 from .._backend import like as _like
@@ -23,18 +40,19 @@ from ..ops.elementwise import (
     _INPLACE_MIN,
     Ufunc,
     _flat,
-    _generic,
-    _inference,
-    _ndarray,
-    _new,
     _quietly,
     _real_dtype,
-    _state,
     compile_formula,
     np_namespace,
 )
 from ..ops.linear import seed_product
 from .switch import on
+
+_new = object.__new__
+_ndarray = np.ndarray
+_generic = np.generic
+_state = _gm.state
+_inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 
 
 def _or_quietly(fn: Any) -> Any:

@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 
 from .. import _fpfilter  # noqa: F401  (installs the filter this module's code relies on)
-from .. import grad_mode as _gm
-from .._dispatch import Primitive, _wrap, apply
+from .._dispatch import Primitive, apply
 from .._tensor import Tensor
 from ._util import elementwise_aval, elementwise_batch
 
@@ -450,18 +449,7 @@ def _flat(L: int, y: Any, tt: Any) -> Tensor:
     return d
 
 
-AVAL_LEVEL = (1 << 60) + 1
-
-
-def _wrap_array(c: Any) -> Any:
-    return _wrap(c, 0)
-
-
 _new = object.__new__
-_ndarray = np.ndarray
-_generic = np.generic
-_state = _gm.state
-_inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 
 
 PRIMS: dict[str, Ufunc] = {}
