@@ -3,7 +3,7 @@
 A fast path is a second implementation of a rule (invariant 9 of docs/architecture.md).
 This file computes, for the first sample of every entry in every dtype, the derivatives of every mode
 and composition of two modes, once here (fast paths on) and once in a subprocess
-with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s general path
+with ``DUALAD_GENERAL_PATH=1`` (``dualad/fast/switch.py``: ``apply``'s general path
 and the engine's general node VJP alone) — and once with each family of fast paths
 alone switched off — and asks that they agree to a few units in the last place of
 the result's scale.
