@@ -431,6 +431,8 @@ def accelerate_with(accelerate: Callable[[Ufunc], None]) -> None:
         accelerate(p)
 
 
+# (read by the fast paths of reverse/transpose.py as well as the fast layer's: they move
+# to dualad/fast/ with those paths)
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
