@@ -12,6 +12,8 @@ the array semantics follow NumPy.
 tensor([2., 4.])
 """
 
+import importlib.util
+
 from . import (
     _interop,  # noqa: F401  (NumPy dispatch)
     _tensor_autograd,  # noqa: F401
@@ -80,16 +82,9 @@ __all__ = [
 ]
 __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
 
+# The fast layer (dualad/fast/, docs/fast.md): the one place that imports it. Without it
+# the library runs on the general path alone.
+if importlib.util.find_spec(f"{__name__}.fast") is not None:
+    from . import fast as _fast
 
-def _install_fast_layer() -> None:
-    """Plug the fast layer (``dualad/fast``) in, if it is there: the one place that
-    imports it. Without it, dualad runs on its general path alone."""
-    import importlib.util
-
-    if importlib.util.find_spec("dualad.fast") is not None:
-        from . import fast
-
-        fast.install()
-
-
-_install_fast_layer()
+    _fast.install()

@@ -151,7 +151,7 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
 
     This is also every primitive's ``__call__``, so calling one costs a single frame (a
     formula ufunc's call, and the operators, run its ``hot`` function's code directly
-    and come here when it declines: ``elementwise.variant``).
+    and come here when it declines: ``fast.elementwise.variant``).
     """
     hot = prim.hot
     if hot is not None and not params:

@@ -1,7 +1,9 @@
 """The warnings filter behind the generated code's decline on a floating-point warning.
 
-The hot functions, array transposes and lane steps of ``ops/elementwise.py`` run as they
-are, in a ``try``: this module's filter makes that module's RuntimeWarnings errors, so a
+The hot functions, array transposes and lane steps of the fast layer
+(``dualad/fast/elementwise.py``) run as they are, in a ``try``: this module's filter makes
+the RuntimeWarnings of that module, and of ``ops/elementwise.py`` (where the formulas over
+arrays they call are compiled), errors, so a
 singular point (``0.5 / y`` at ``sqrt(0)``) raises and the code declines to the general
 way, which computes the derivative quietly — the common path pays nothing.
 
@@ -11,7 +13,7 @@ it: the warning is then shown, not raised, and the generated code goes on — it
 right, its warning leaked from inside dualad. So where a derivative computation starts
 (a dual level entered, a tangent attached, a backward pass) ``in_front`` puts the filter
 first again if a filter before it would show such a warning. Only RuntimeWarnings from
-frames of that one module are concerned, and none of them is ever meant to reach the
+frames of those two modules are concerned, and none of them is ever meant to reach the
 user (a primal's own warning is given again by the general way, from another module).
 A filter put in front after that point, inside a dual level, still shows the
 warnings of the ops that follow: a check on every op would cost the hot path.
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 import warnings
 
-MODULE = "dualad.ops.elementwise"
-_PATTERN = r"dualad\.ops\.elementwise\Z"
+# (the formulas over arrays are compiled in the first, the code generated from them and
+# the array rules live in the second: the fast layer)
+MODULES = ("dualad.ops.elementwise", "dualad.fast.elementwise")
+_PATTERN = r"dualad\.(ops|fast)\.elementwise\Z"
 _SHOWN = frozenset(("always", "default", "module", "once"))
 
 
@@ -46,6 +50,6 @@ def in_front() -> None:
             return
         action, _, cat, mod, _ = f
         if action in _SHOWN and issubclass(RuntimeWarning, cat) and (
-                mod is None or mod.match(MODULE)):
+                mod is None or any(map(mod.match, MODULES))):
             break
     _item = _install()

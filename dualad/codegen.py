@@ -1,8 +1,10 @@
 """Print the code dualad generates for a primitive.
 
-The fast paths of the elementwise primitives (docs/architecture.md, "Fast paths") are
-Python functions generated at import from each primitive's formula strings
-(``dualad/ops/elementwise.py``). Each is compiled under a file name of its own,
+The fast paths of the elementwise primitives (``docs/fast.md``) are Python functions
+that the fast layer generates at import from each primitive's formula strings
+(``dualad/fast/elementwise.py``). This command reads them from the primitives' slots
+(``prim.hot``, ``prim.transposed``, ``prim.steps``, ``prim.pair``), without importing
+the fast layer. Each is compiled under a file name of its own,
 ``<dualad hot_sin>``, whose text is registered with ``linecache``: a traceback through
 one shows its lines, and ``inspect.getsource`` works on it. This command prints them::
 
@@ -26,7 +28,8 @@ For one primitive, in this order (each where it exists):
     (``prim.pair``).
 
 With ``DUALAD_GENERAL_PATH`` set, the families it turns off have no functions to show,
-and the command says so.
+and the command says so; without the fast layer (``dualad/fast/`` deleted) no primitive
+has any.
 
 Examples
 --------
@@ -57,11 +60,17 @@ def _prims() -> dict[str, Any]:
     return {**_E.PRIMS, **_special.PRIMS}
 
 
+def _generated(fn: Any) -> bool:
+    """Whether ``fn`` was generated (compiled under a file name ``<dualad ...>``)."""
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith("<dualad ")
+
+
 def primitives() -> list[str]:
     """The names of the primitives that have generated code, in the formula tables' order
     (``dualad.numpy``'s, then ``dualad.scipy.special``'s)."""
     return [name for name, p in _prims().items() if p.hot is not None
-            or p.transposed not in (None, _E.fast_vjp) or any(getattr(p, "steps", ()) or ())]
+            or _generated(p.transposed) or any(getattr(p, "steps", ()) or ())]
 
 
 def generated(name: str) -> dict[str, Any]:
@@ -85,10 +94,10 @@ def generated(name: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if prim.hot is not None:
         out["hot"] = prim.hot
-        out["call"] = _E.variant(prim, "call")
+        out["call"] = prim.hot.variant("call")
         made = prim.hot.__dict__.get("variants", {})
         out.update({k: made[k] for k in ("op", "rop") if k in made})  # (the operators')
-    if prim.transposed not in (None, _E.fast_vjp):
+    if _generated(prim.transposed):
         out["transposed"] = prim.transposed
     for i, step in enumerate(getattr(prim, "steps", ()) or ()):
         if step is not None:  # (None: a zero derivative)

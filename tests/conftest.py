@@ -15,13 +15,16 @@ At the end of a run the number of (function, dtype, mode) cases the op database
 checked is printed (see ``tests/_support/opdb.py``).
 
 A test of a fast path itself (that it equals the general path, that it takes the
-case it is made for) is marked ``@pytest.mark.fastpath(family, ...)``; with those
-families switched off (``DUALAD_GENERAL_PATH``, see ``dualad/_fastpaths.py``) there
-is no fast path to test, and it is deselected. Every other test runs both ways.
+case it is made for) is marked ``@pytest.mark.fastpath(family, ...)`` (no family: it
+needs the fast layer, whichever families are on). With those families switched off
+(``DUALAD_GENERAL_PATH``, see ``dualad/fast/switch.py``) there is no fast path to test,
+and it is deselected; without the fast layer (``dualad/fast/`` deleted) every such test
+is skipped. Every other test runs every way.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 
@@ -56,19 +59,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_FAST_LAYER = importlib.util.find_spec("dualad.fast") is not None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    import importlib.util
+    if not _FAST_LAYER:  # (dualad/fast/ deleted: no fast path to test)
+        skip = pytest.mark.skip(reason="tests a fast path; the fast layer (dualad/fast/) is absent")
+        for item in items:
+            if item.get_closest_marker("fastpath") is not None:
+                item.add_marker(skip)
+        return
+    from dualad.fast import switch
 
-    from dualad import _fastpaths
-
-    absent = importlib.util.find_spec("dualad.fast") is None  # (the general path alone)
-    if not _fastpaths.OFF and not absent:
+    if not switch.OFF:
         return
     keep, drop = [], []
     for item in items:
         m = item.get_closest_marker("fastpath")
-        (drop if m is not None and (absent or not all(map(_fastpaths.on, m.args)))
-         else keep).append(item)
+        (drop if m is not None and not all(map(switch.on, m.args)) else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

@@ -17,39 +17,23 @@ from ..numpy import sorting as NS
 from ..numpy import ufuncs as NU
 from . import elementwise as E
 from . import inplace as I
-from . import linear as L
 from . import vocabulary as F
 from .vocabulary import zeros_like, zeros_like_tangent
 
 __all__ = ["F", "zeros_like", "zeros_like_tangent"]
 
 _P = E.PRIMS
-for _p in L.LINEAR1:
-    _p.fast = E.fast_linear1
 E.namespace.update({n: getattr(F, n) for n in E._FUNCS})
 
 
-# -- operators: straight to apply (the hot path) --------------------------------------------
+# -- operators: straight to apply ------------------------------------------------------------
+#
+# Each operator below is one primitive's call: ``x + y`` is ``apply(add, x, y)``, ``2 * x``
+# (the reflected ``__rmul__``) ``apply(multiply, 2, x)``. The fast layer may put in its place
+# a function of the same meaning that saves the operator's frame (``register_operator``).
 
-
-def _binary(prim: Any) -> tuple[Any, Any]:
-    if prim.hot is not None:  # the hot path itself: one frame on the commonest calls
-        return E.variant(prim, "op"), E.variant(prim, "rop")
-
-    def op(self: Tensor, other: Any) -> Any:
-        return apply(prim, self, other)
-
-    def rop(self: Tensor, other: Any) -> Any:
-        return apply(prim, other, self)
-
-    return op, rop
-
-
-def _unary(prim: Any) -> Any:
-    if prim.hot is not None:
-        return E.variant(prim, "op")
-    return lambda self: apply(prim, self)
-
+OPERATORS: dict[str, tuple[Any, bool]] = {}
+"""Tensor's operators that are one primitive's call: name -> (primitive, reflected)."""
 
 for _name, _pname in [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
@@ -57,10 +41,41 @@ for _name, _pname in [
     ("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
     ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
 ]:
-    _op, _rop = _binary(_P[_pname])
-    setattr(Tensor, f"__{_name}__", _op)
+    if _name != "pow":  # (``__pow__`` is below: it picks a primitive by the exponent)
+        OPERATORS[f"__{_name}__"] = (_P[_pname], False)
     if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):
-        setattr(Tensor, f"__r{_name}__", _rop)
+        OPERATORS[f"__r{_name}__"] = (_P[_pname], True)
+for _name, _pname in [("neg", "negative"), ("pos", "positive"), ("abs", "abs")]:
+    OPERATORS[f"__{_name}__"] = (_P[_pname], False)
+
+
+def _operator(prim: Any, reflected: bool) -> Any:
+    """The general operator: ``apply`` on the primitive (the reflected one with its
+    operands swapped), the way every other call of a primitive goes."""
+    if prim.nin == 1:
+        return lambda self: apply(prim, self)
+
+    def op(self: Tensor, other: Any) -> Any:
+        return apply(prim, self, other)
+
+    def rop(self: Tensor, other: Any) -> Any:
+        return apply(prim, other, self)
+
+    return rop if reflected else op
+
+
+def register_operator(name: str, fn: Any) -> None:
+    """Make ``fn`` Tensor's operator ``name`` (a key of ``OPERATORS``) in place of the
+    general one: the fast layer's entry for operators (``dualad.fast.elementwise`` gives
+    a function of the same meaning, compiled from the primitive's formulas, which hands
+    to ``apply`` what it declines)."""
+    if name not in OPERATORS:
+        raise KeyError(f"{name} is not an operator of one primitive (ops.OPERATORS)")
+    setattr(Tensor, name, fn)
+
+
+for _name, (_prim, _reflected) in OPERATORS.items():
+    setattr(Tensor, _name, _operator(_prim, _reflected))
 
 # A Python exponent with an exact cheaper primitive (NumPy's own fast scalar powers): same
 # values, and derivatives that do not climb through a ** 1, a ** 0, ...
@@ -74,9 +89,6 @@ def _pow(self: Tensor, other: Any) -> Any:
 
 
 Tensor.__pow__ = _pow  # type: ignore[method-assign]
-Tensor.__neg__ = _unary(_P["negative"])  # type: ignore[method-assign]
-Tensor.__pos__ = _unary(_P["positive"])  # type: ignore[method-assign]
-Tensor.__abs__ = _unary(_P["abs"])  # type: ignore[method-assign]
 Tensor.__invert__ = lambda self: apply(_P["invert"], self)  # type: ignore[method-assign]
 Tensor.__matmul__ = lambda self, o: F.matmul(self, o)  # type: ignore[method-assign]
 Tensor.__rmatmul__ = lambda self, o: F.matmul(o, self)  # type: ignore[method-assign]

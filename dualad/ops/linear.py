@@ -52,7 +52,7 @@ def _linear1(name: str, impl: Any, batch: Any, aval: Any, view: bool = False) ->
     return p
 
 
-LINEAR1: list[Primitive] = []  # (their JVP on arrays: ``elementwise.fast_linear1``)
+LINEAR1: list[Primitive] = []  # (their JVP on arrays: ``fast.elementwise.fast_linear1``)
 
 
 # -- sum over axes ----------------------------------------------------------------------

@@ -37,7 +37,6 @@ from ._util import shape_of as _shape_of
 for _n, _p in E.PRIMS.items():
     globals()[_n] = _p
 _P = E.PRIMS
-L.matmul.fast = E.fast_product  # (its JVP on arrays; set here, where both modules are)
 
 
 # -- arguments: sequences holding Tensors, values without derivative ---------------------------

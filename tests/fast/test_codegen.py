@@ -19,6 +19,13 @@ import dualad.numpy as dnp
 from dualad import _fastpaths, codegen
 from dualad.ops import elementwise as E
 
+try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
+    from dualad.fast import elementwise as FE
+except ModuleNotFoundError:
+    FE = None
+
+pytestmark = pytest.mark.fastpath()  # (every test here reads code the fast layer generates)
+
 
 class _NoSine:
     """An element of an object array whose sine and cosine raise (a misbehaving input)."""
@@ -71,7 +78,7 @@ def _generated_functions():
         prim = codegen._prims()[name]
         if prim.hot is not None:
             for kind in ("call", "op", "rop") if prim.nin == 2 else ("call", "op"):
-                E.variant(prim, kind)
+                FE.variant(prim, kind)
     gc.collect()  # (functions generated and dropped: the hot family off)
     return [f for f in gc.get_objects() if inspect.isfunction(f)
             and f.__code__.co_filename.startswith("<dualad ")]
@@ -91,9 +98,9 @@ def test_every_generated_function_has_its_source():
 
 
 def test_regenerated_code_keeps_each_functions_own_lines():
-    first = E._compiled("def f_codegen_test():\n    return 1\n", "f_codegen_test")
-    second = E._compiled("def f_codegen_test():\n    return 2\n", "f_codegen_test")
-    again = E._compiled("def f_codegen_test():\n    return 2\n", "f_codegen_test")
+    first = FE._compiled("def f_codegen_test():\n    return 1\n", "f_codegen_test")
+    second = FE._compiled("def f_codegen_test():\n    return 2\n", "f_codegen_test")
+    again = FE._compiled("def f_codegen_test():\n    return 2\n", "f_codegen_test")
     assert "return 1" in inspect.getsource(first) and "return 2" in inspect.getsource(second)
     assert second.__code__.co_filename == "<dualad f_codegen_test #2>"
     assert again.__code__.co_filename == second.__code__.co_filename  # same text, same name

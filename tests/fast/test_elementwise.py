@@ -10,6 +10,11 @@ from dualad import _dispatch as D
 from dualad.ops import elementwise as E
 from dualad.ops import linear as L
 
+try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
+    from dualad.fast import elementwise as FE
+except ModuleNotFoundError:
+    FE = None
+
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
 
 
@@ -72,7 +77,7 @@ def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
             args = args * 2 if combo[-1][0] == "same" else args
             got = hot(prim, args)
             # the same code as entry points: prim(...) and the operators (reflected: B, A)
-            entries = [(k, E.variant(prim, k)) for k in ("call", "op", "rop")
+            entries = [(k, FE.variant(prim, k)) for k in ("call", "op", "rop")
                        if k == "call" or (prim.nin == 2 or k == "op")]
             try:
                 outs = [(k, fn(*(args[::-1] if k == "rop" else args))) for k, fn in entries]
@@ -112,7 +117,7 @@ def _arrays(t):
 def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
     sin = E.PRIMS["sin"]
     calls = []
-    real = E._unary_tangent
+    real = FE._unary_tangent
     monkeypatch.setitem(sin.hot.__globals__, "_unary_tangent",
                         lambda *a: calls.append(1) or real(*a))
     with da.dual_level():
@@ -138,7 +143,7 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
             b = E._flat(L2, x, t)
             assert mul.hot(mul, (a, b)) is None and mul.hot(mul, (b, a)) is None  # two levels
     assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None  # exited levels
-    batched = E._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
+    batched = D._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
     assert sin.hot(sin, (batched,)) is None
     assert mul.hot(mul, (batched, da.tensor(x))) is None
     assert mul.hot(mul, (da.tensor(x), batched)) is None
@@ -167,6 +172,7 @@ def test_generated_hot_path_marks_inference_outputs(n):
 _BINARY = [n for n in _FORMULA_PRIMS if E.PRIMS[n].nin == 2]
 
 
+@pytest.mark.fastpath()  # (calls the fast layer's array rule itself)
 @pytest.mark.parametrize("name", _BINARY)
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64")],
                          ids=["f64", "f32-f64"])
@@ -174,18 +180,18 @@ def test_blocked_sum_of_terms_equals_the_whole_array_one(name, dtypes, monkeypat
     # Large binary tangents add their second term a block at a time; the values must be
     # the whole-array sum's, including the last, partial block.
     prim = E.PRIMS[name]
-    n = 2 * E._BLOCK + 7
+    n = 2 * FE._BLOCK + 7
     rng = np.random.default_rng(3)
     a, b = ((0.2 + rng.random(n)).astype(d) for d in dtypes)
     ga, gb = (rng.standard_normal(n).astype(d) for d in dtypes)
     done = []
-    real = E._add_term
-    monkeypatch.setattr(E, "_add_term", lambda *args: done.append(real(*args)) or done[-1])
+    real = FE._add_term
+    monkeypatch.setattr(FE, "_add_term", lambda *args: done.append(real(*args)) or done[-1])
     with da.dual_level() as L, np.errstate(all="ignore"):
         y = prim.impl(a, b)
-        got = E._binary_tangent(prim, a, ga, b, gb, 0, y, L)
-        monkeypatch.setattr(E, "_add_term", lambda *args: False)
-        want = E._binary_tangent(prim, a, ga, b, gb, 0, y, L)
+        got = FE._binary_tangent(prim, a, ga, b, gb, 0, y, L)
+        monkeypatch.setattr(FE, "_add_term", lambda *args: False)
+        want = FE._binary_tangent(prim, a, ga, b, gb, 0, y, L)
     fa, fb = prim.kernels  # a formula's term added into a fresh first term: blocks
     assert any(done) == (fb.__class__ is not int and not (fa.__class__ is int and fa in (0, 1)))
     assert got._t.dtype == want._t.dtype
@@ -299,7 +305,7 @@ def test_generated_transpose_equals_the_general_one(name, dtype):
                         n and not isinstance(x, np.ndarray) for n, x in zip(needs, xs, strict=True)):
                     continue
                 got = prim.transposed(prim, ct, arrays, y, node.avals, needs, od)
-                want = E.fast_vjp(prim, ct, arrays, y, node.avals, needs, od)
+                want = FE.fast_vjp(prim, ct, arrays, y, node.avals, needs, od)
                 for g, w in zip(got, want, strict=True):
                     assert (g is None) == (w is None), (name, case, needs)
                     if w is not None:
@@ -312,7 +318,7 @@ def test_generated_transpose_equals_the_general_one(name, dtype):
 @pytest.mark.fastpath("transpose")
 def test_generated_transpose_takes_the_hot_case_itself(monkeypatch):
     calls = []
-    real = E.fast_vjp
+    real = FE.fast_vjp
     fn = E.PRIMS["multiply"].transposed
     monkeypatch.setitem(fn.__globals__, "fast_vjp", lambda *a: calls.append(1) or real(*a))
     node, arrays, y = _recorded(E.PRIMS["multiply"], [np.array([0.3, 0.5]), np.array([0.6, 0.2])])

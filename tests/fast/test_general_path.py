@@ -3,7 +3,7 @@
 A fast path is a second implementation of a rule (invariant 9 of docs/architecture.md).
 This file computes, for the first sample of every entry in every dtype, the derivatives of every mode
 and composition of two modes, once here (fast paths on) and once in a subprocess
-with ``DUALAD_GENERAL_PATH=1`` (``dualad/_fastpaths.py``: ``apply``'s general path
+with ``DUALAD_GENERAL_PATH=1`` (``dualad/fast/switch.py``: ``apply``'s general path
 and the engine's general node VJP alone) — and once with each family of fast paths
 alone switched off — and asks that they agree to a few units in the last place of
 the result's scale.
@@ -193,3 +193,47 @@ def test_fast_paths_equal_the_general_path(general, op, dtype, sample):
         for j, a in enumerate(arrays):
             _same(np.asarray(a), general[f"{key}|{mode}|{j}"], f"{mode}, output {j}")
         opdb.record(op, dtype, f"fast = general path: {mode}")
+
+
+# -- the fast layer stands apart ------------------------------------------------------------
+
+# The modules outside dualad/fast/ that may import it: the one line that installs it, and
+# the face through which the fast paths still in the core read the switch until they move.
+_FAST_IMPORTERS = {"dualad/__init__.py", "dualad/_fastpaths.py"}
+
+
+def _imports_fast(path: str, module: str) -> bool:
+    """Whether the module ``module`` (dotted; a package's ``__init__`` named as such) at
+    ``path`` imports ``dualad.fast``, at its top or inside a function."""
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = module.split(".")[:-node.level] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            names = [mod] + [f"{mod}.{a.name}" for a in node.names]
+        else:
+            continue
+        if any(n == "dualad.fast" or n.startswith("dualad.fast.") for n in names):
+            return True
+    return False
+
+
+def test_nothing_outside_the_fast_layer_imports_it_but_its_installer():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(da.__file__)))
+    found = set()
+    for folder, _, files in os.walk(os.path.join(root, "dualad")):
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        if rel == "dualad/fast" or rel.startswith("dualad/fast/"):
+            continue
+        for name in files:
+            if name.endswith(".py"):
+                module = f"{rel.replace('/', '.')}.{name[:-3]}"
+                if _imports_fast(os.path.join(folder, name), module):
+                    found.add(f"{rel}/{name}")
+    assert found <= _FAST_IMPORTERS, sorted(found - _FAST_IMPORTERS)
+    assert "dualad/__init__.py" in found

@@ -12,6 +12,11 @@ from dualad.grad_mode import untracked_tangents
 from dualad.ops import elementwise as E
 from dualad.reverse import engine
 
+try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
+    from dualad.fast import elementwise as FE
+except ModuleNotFoundError:
+    FE = None
+
 
 def _general(f, xs, vs):
     """Per input: None (independent), "none" (no tangent) or the tangent's array."""
@@ -141,8 +146,6 @@ def test_an_input_with_a_hook_sums_whole_gradients():
 def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch):
     # sum's cotangent is one value broadcast; times a Python scalar it stays so
     # (elementwise._times_one_value): the same values as the product written out
-    from dualad.ops import elementwise as E
-
     n = 1 << 15
     rng = np.random.default_rng(7)
     x = (1 + 0.1 * rng.standard_normal(n)).astype(dtype)
@@ -160,11 +163,11 @@ def test_a_broadcast_cotangent_times_a_scalar_stays_one_value(dtype, monkeypatch
         return res + [p.numpy(), t.numpy()]
 
     made = []
-    one = E._times_one_value
-    monkeypatch.setattr(E, "_times_one_value", lambda g, k: made.append(1) or one(g, k))
+    one = FE._times_one_value
+    monkeypatch.setattr(FE, "_times_one_value", lambda g, k: made.append(1) or one(g, k))
     got = run()
     assert made  # (the broadcast way ran)
-    monkeypatch.setattr(E, "_times_one_value", lambda g, k: g * k)
+    monkeypatch.setattr(FE, "_times_one_value", lambda g, k: g * k)
     for a, b in zip(got, run(), strict=True):
         assert a.dtype == b.dtype
         np.testing.assert_array_equal(a, b)
@@ -201,9 +204,9 @@ def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, mon
                     out = prim.hot(prim, args)
                     assert out is not None
                 elif hot in ("op", "call"):
-                    out = E.variant(prim, hot)(*args)
+                    out = FE.variant(prim, hot)(*args)
                 elif hot == "rop":
-                    out = E.variant(prim, hot)(*args[::-1])
+                    out = FE.variant(prim, hot)(*args[::-1])
                 else:
                     out = D.apply(prim, *args)
             m.undo()  # (the backward pass below calls formula primitives)

@@ -273,6 +273,7 @@ def test_every_step_on_scalars_is_the_step_on_arrays_within_ulps(dtype):
     assert checked > 2000
 
 
+@pytest.mark.fastpath()  # (the steps are the fast layer's, made whichever families are on)
 @given(name=st.sampled_from(_STEPPED), which=st.sampled_from([0, 1, "pair"]),
        x=st.floats(allow_subnormal=True), s=st.floats(-3, 3), ct=st.floats(),
        dtype=st.sampled_from([np.float64, np.float32]),
