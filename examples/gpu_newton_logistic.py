@@ -15,6 +15,8 @@ dualad's gradient and Hessian against their closed forms (X^T (p - y) / n and
 X^T diag(p (1 - p)) X / n + lam I).
 """
 
+# sphinx_gallery_thumbnail_path = '_static/thumbnails/gpu_newton_logistic.png'
+
 from __future__ import annotations
 
 import sys

@@ -29,6 +29,7 @@ PATH = (
     "find_nan",                  # debugging: anomaly detection
     "profile_mlp",               # profiling
     "dask_gradient",             # arrays larger than memory
+    "gpu_newton",                # a GPU, with CuPy
 )
 
 

@@ -4,7 +4,8 @@ sphinx-gallery makes a card's thumbnail from the first figure a script draws; a 
 without one names its picture here with ``# sphinx_gallery_thumbnail_path =
 '_static/thumbnails/NAME.png'``. Each picture is computed with dualad, as its script does.
 Run from the repository root after changing one: ``python docs/_ext/make_thumbnails.py``
-(the PNGs are committed; the docs build does not run this).
+(all of them) or ``... NAME`` (one; the PNGs are committed; the docs build does not run
+this).
 """
 
 from pathlib import Path
@@ -109,6 +110,32 @@ def sympy_crosscheck():
     _save(fig, "sympy_crosscheck")
 
 
+def gpu_newton_logistic():
+    """Newton's method on a logistic regression: the gradient's norm per step, each step's
+    gradient and Hessian from dualad (the example's loss, on NumPy here)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 8))
+    y = (rng.random(2000) < 1 / (1 + np.exp(-X @ rng.standard_normal(8)))).astype(float)
+
+    def loss(w):
+        z = da.as_tensor(X) @ w
+        return dnp.mean(dnp.logaddexp(0.0, z) - da.as_tensor(y) * z) + 5e-4 * (w @ w)
+
+    w, norms = da.as_tensor(np.zeros(8)), []
+    for _ in range(6):
+        g, H = da.functional.grad(loss)(w), da.functional.hessian(loss, w)
+        norms.append(float(np.linalg.norm(g.numpy())))
+        w = w - da.as_tensor(np.linalg.solve(H.numpy(), g.numpy()))
+    fig, ax = _figure()
+    ax.semilogy(range(len(norms)), norms, "o-", lw=3, color="tab:green")
+    ax.set_xticks([]), ax.set_yticks([]), ax.minorticks_off()
+    _save(fig, "gpu_newton_logistic")
+
+
 if __name__ == "__main__":
-    for make in (quickstart, find_nan, profile_mlp, dask_gradient, sympy_crosscheck):
+    import sys
+
+    everything = (quickstart, find_nan, profile_mlp, dask_gradient, sympy_crosscheck,
+                  gpu_newton_logistic)
+    for make in everything if len(sys.argv) < 2 else [globals()[n] for n in sys.argv[1:]]:
         make()
