@@ -12,9 +12,8 @@ the array semantics follow NumPy.
 tensor([2., 4.])
 """
 
-import importlib.util
-
 from . import (
+    _fastpaths,
     _interop,  # noqa: F401  (NumPy dispatch)
     _tensor_autograd,  # noqa: F401
     forward_ad,
@@ -84,7 +83,7 @@ __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
 
 # The fast layer (dualad/fast/, docs/fast.md): the one place that imports it. Without it
 # the library runs on the general path alone.
-if importlib.util.find_spec(f"{__name__}.fast") is not None:
+if _fastpaths.PRESENT:
     from . import fast as _fast
 
     _fast.install()

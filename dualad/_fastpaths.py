@@ -8,9 +8,14 @@ layer every family is off, so the library runs on the general path alone.
 
 from __future__ import annotations
 
-import importlib.util
+import os
 
-if importlib.util.find_spec(__name__.rpartition(".")[0] + ".fast") is not None:
+PRESENT = os.path.isfile(os.path.join(os.path.dirname(__file__), "fast", "__init__.py"))
+"""Whether the fast layer is in this package's folder. The folder is looked at, not the
+import system: an editable install's finder would find the layer of the tree it was
+installed from, in a copy of the tree without it (``tools/without_fast.py``)."""
+
+if PRESENT:
     from .fast.switch import FAMILIES, OFF, on
 else:  # (the fast layer deleted)
     FAMILIES: tuple[str, ...] = ()  # type: ignore[no-redef]
@@ -21,4 +26,4 @@ else:  # (the fast layer deleted)
         return False
 
 
-__all__ = ["FAMILIES", "OFF", "on"]
+__all__ = ["FAMILIES", "OFF", "PRESENT", "on"]

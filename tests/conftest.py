@@ -24,13 +24,14 @@ is skipped. Every other test runs every way.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+from dualad import _fastpaths
 
 settings.register_profile(
     "ci",
@@ -59,7 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-_FAST_LAYER = importlib.util.find_spec("dualad.fast") is not None
+_FAST_LAYER = _fastpaths.PRESENT  # (its folder, not the import system: see _fastpaths)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

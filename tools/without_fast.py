@@ -43,10 +43,12 @@ def main(argv: list[str]) -> int:
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / rel, target)
-        check = ("import importlib.util, pathlib, dualad; "
+        # (the copy's dualad, which finds no fast layer in its folder and installs none; an
+        # editable install's import finder would still find the original tree's)
+        check = ("import pathlib, sys, dualad; from dualad import _fastpaths; "
                  f"assert pathlib.Path(dualad.__file__).parent == pathlib.Path({str(dest)!r}) / "
                  "'dualad', dualad.__file__; "
-                 "assert importlib.util.find_spec('dualad.fast') is None")
+                 "assert not _fastpaths.PRESENT and 'dualad.fast' not in sys.modules")
         subprocess.run([sys.executable, "-c", check], cwd=dest, check=True)
         print(f"== the test suite without dualad/fast/ ({dest})", flush=True)
         return subprocess.run([sys.executable, "-m", "pytest", *argv], cwd=dest).returncode

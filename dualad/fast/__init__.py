@@ -9,7 +9,7 @@ suite, on the general path alone.
 Nothing outside this package imports it but the one line that installs it, at the end of
 ``dualad/__init__.py``::
 
-    if importlib.util.find_spec(f"{__name__}.fast") is not None:  # (else: the general path alone)
+    if _fastpaths.PRESENT:  # (its folder is there; else: the general path alone)
         from . import fast as _fast
 
         _fast.install()
