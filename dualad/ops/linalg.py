@@ -221,7 +221,7 @@ inv_p = Primitive("inv", _inv_impl, _inv_jvp, reads=("out",))
 
 def _solve_impl(a: Any, b: Any) -> Any:
     xp = namespace(a, b)
-    if xp is not np and np.ndim(b) > 1 and a.shape[:-2] != b.shape[:-2] and is_cupy(a):
+    if is_cupy(a) and np.ndim(b) > 1 and a.shape[:-2] != b.shape[:-2]:
         # CuPy's solve does not broadcast the stacks of a and b against each other
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         a = xp.broadcast_to(a, batch + a.shape[-2:])

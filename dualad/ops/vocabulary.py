@@ -924,10 +924,7 @@ def triu(m: Any, k: int = 0) -> Any:
     tensor([[1., 1.],
             [0., 1.]])
     """
-    m = asarray_t(m)
-    if m.ndim < 2:
-        m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return apply(L.tri, m, k=_index(k), upper=True)
+    return _tri(m, k, upper=True)
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -943,10 +940,15 @@ def tril(m: Any, k: int = 0) -> Any:
     tensor([[1., 0.],
             [1., 1.]])
     """
+    return _tri(m, k, upper=False)
+
+
+def _tri(m: Any, k: int, upper: bool) -> Any:
+    """triu/tril: the linear primitive ``tri`` (a 1-D input is a row repeated)."""
     m = asarray_t(m)
     if m.ndim < 2:
         m = broadcast_to(m, (m.shape[0], m.shape[0]))
-    return apply(L.tri, m, k=_index(k), upper=False)
+    return apply(L.tri, m, k=_index(k), upper=upper)
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
