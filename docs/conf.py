@@ -68,7 +68,7 @@ numpydoc_validation_checks: set[str] = set()
 def _ufunc_signature(app, what, name, obj, options, signature, return_annotation):  # noqa: ANN001
     """A ufunc of ``dualad.numpy`` is a callable object taking ``*args``: show it as its
     docstring's Parameters name its arguments (``sin(x)``, ``add(a, b)``)."""
-    from dualad.ops.elementwise import Ufunc
+    from dualad.rules.elementwise import Ufunc
 
     if what == "function" and isinstance(obj, Ufunc):  # (its page; autosummary's table: data)
         return ("(x)" if obj.nin == 1 else "(a, b)"), None

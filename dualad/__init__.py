@@ -14,7 +14,6 @@ tensor([2., 4.])
 
 from . import (
     _fastpaths,
-    _interop,  # noqa: F401  (NumPy dispatch)
     _tensor_autograd,  # noqa: F401
     forward_ad,
     functional,  # noqa: E402  (builds on both modes)
@@ -23,9 +22,7 @@ from . import (
     profiler,
     reverse,  # noqa: F401  (installs recording and linearization)
 )
-from . import ops as _ops  # noqa: F401  (operators and methods)
-from ._dask import compute
-from ._tensor import Tensor
+from . import rules as _ops  # noqa: F401  (operators and methods)
 from ._variable import Variable
 from ._version import __version__
 from .anomaly_mode import (
@@ -34,6 +31,16 @@ from .anomaly_mode import (
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from .backends.dask import compute
+from .core.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from .core.tensor import Tensor
 from .forward_ad import (
     UnpackedDualTensor,
     dual_level,
@@ -43,15 +50,8 @@ from .forward_ad import (
     unpack_dual,
 )
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
-from .grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
+from .numpy import _interop  # noqa: F401  (NumPy dispatch)
 from .numpy.creation import (
     arange,
     as_tensor,

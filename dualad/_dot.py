@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor
+from .core.tensor import Tensor
 
 __all__ = ["to_dot", "render_graph", "linear_program"]
 

@@ -25,7 +25,7 @@ import warnings
 
 # (the formulas over arrays are compiled in the first, the code generated from them and
 # the array rules live in the second: the fast layer)
-MODULES = ("dualad.ops.elementwise", "dualad.fast.elementwise")
+MODULES = ("dualad.rules.elementwise", "dualad.fast.elementwise")
 _PATTERN = r"dualad\.(ops|fast)\.elementwise\Z"
 _SHOWN = frozenset(("always", "default", "module", "once"))
 

@@ -6,8 +6,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import _dispatch as D
-from ._tensor import Tensor
+from .core import dispatch as D
+from .core.tensor import Tensor
 from .reverse.engine import backward as _backward
 from .reverse.graph import RemovableHandle
 
@@ -115,8 +115,8 @@ def __copy__(self: Tensor) -> Tensor:
     >>> (3 * y).sum().backward(); x.grad
     tensor([3., 3.])
     """
-    from .ops.inplace import scalar
-    from .ops.vocabulary import copy
+    from .rules.inplace import scalar
+    from .rules.vocabulary import copy
 
     r = copy(self)
     if not self.ndim and not scalar(self):  # (a copy of a 0-d array is one: x op= y writes)
@@ -140,7 +140,7 @@ def __deepcopy__(self: Tensor, memo: dict[int, Any]) -> Tensor:
     """
     import copy
 
-    from .ops.inplace import scalar
+    from .rules.inplace import scalar
 
     if self._node is not None or (self._level and self._level < D.LIN and
                                   self._level in D.live):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ._tensor import Tensor
+from .core.tensor import Tensor
 
 
 class _VariableMeta(type):

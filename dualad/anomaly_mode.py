@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _dispatch as D
-from . import grad_mode as gm
-from ._tensor import Tensor
+from .core import dispatch as D
+from .core import grad_mode as gm
+from .core.tensor import Tensor
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]

@@ -48,8 +48,8 @@ import sys
 from typing import Any
 
 from . import _fastpaths
-from ._tensor import Tensor
-from .ops import elementwise as _E
+from .core.tensor import Tensor
+from .rules import elementwise as _E
 from .scipy import special as _special
 
 __all__ = ["generated", "main", "primitives"]

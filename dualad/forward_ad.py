@@ -20,10 +20,10 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
-from . import _dispatch as D
 from . import _fpfilter
-from . import grad_mode as _gm
-from ._tensor import Tensor, _make
+from .core import dispatch as D
+from .core import grad_mode as _gm
+from .core.tensor import Tensor, _make
 
 __all__ = [
     "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -227,7 +227,7 @@ def _with_nb(t: Tensor, nb: int) -> Tensor:
     if t._nb == nb:
         return t
     if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
-        from .ops import linear as L
+        from .rules import linear as L
 
         # one axis a step: the innermost batch axis becomes the leading logical one (unbatch)
         # and back (rebatch); a cotangent of a nested batched pass has several to move

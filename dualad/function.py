@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend as _B
-from . import _dispatch as D
-from . import grad_mode as gm
-from ._backend import as_array as _as_array
-from ._backend import like as _like
-from ._tensor import Tensor, _make
-from .ops import inplace
+from .backends import namespace as _B
+from .backends.namespace import as_array as _as_array
+from .backends.namespace import like as _like
+from .core import dispatch as D
+from .core import grad_mode as gm
+from .core.tensor import Tensor, _make
 from .reverse.graph import FunctionNode, Node, SavedValue, _set_node, edge_of, new_node
 from .reverse.linearize import is_lin, linearize, placeholder, transpose_program
+from .rules import inplace
 
 
 class FunctionCtx:

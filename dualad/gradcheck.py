@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import to_kind as _to_kind
+from .backends.namespace import to_kind as _to_kind
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 

@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import _dispatch as D
+from .core import dispatch as D
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList",
            "FunctionEvent", "FunctionEventAvg"]

@@ -1,6 +1,6 @@
 """Write the NumPy coverage table: ``python tools/numpy_coverage.py > docs/numpy_coverage.md``.
 
-(The table itself is ``dualad._coverage``; ``tests/numpy/test_coverage.py`` fails when the
+(The table itself is ``dualad.numpy._coverage``; ``tests/numpy/test_coverage.py`` fails when the
 published file is not this script's output.)
 """
 
@@ -9,6 +9,6 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's dualad
 
-from dualad import _coverage  # noqa: E402
+from dualad.numpy import _coverage as _coverage  # noqa: E402
 
 sys.stdout.write(_coverage.markdown())

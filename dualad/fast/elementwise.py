@@ -26,17 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .. import _dispatch as _D
-from .. import grad_mode as _gm
-from .. import ops as _ops
-from .._backend import as_array as _as_array
-from .._backend import like as _like
-from .._dispatch import _wrap, apply
-from .._tensor import Tensor
-from ..ops import elementwise as _E
-from ..ops import linear as _L
-from ..ops.elementwise import (
+from .. import rules as _ops
+from ..backends import namespace as _B
+from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import like as _like
+from ..core import dispatch as _D
+from ..core import grad_mode as _gm
+from ..core.dispatch import _wrap, apply
+from ..core.tensor import Tensor
+from ..rules import elementwise as _E
+from ..rules import linear as _L
+from ..rules.elementwise import (
     _FP,
     _INPLACE_MIN,
     Ufunc,
@@ -46,7 +46,7 @@ from ..ops.elementwise import (
     compile_formula,
     np_namespace,
 )
-from ..ops.linear import seed_product
+from ..rules.linear import seed_product
 from .switch import on
 
 _new = object.__new__

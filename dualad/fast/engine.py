@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
 from .. import _fastpaths
-from .. import grad_mode as gm
-from .._backend import writeable as _writeable
-from .._tensor import Tensor
+from ..backends.namespace import writeable as _writeable
+from ..core import dispatch as D
+from ..core import grad_mode as gm
+from ..core.tensor import Tensor
 from ..forward_ad import _unpack
 from ..reverse import engine, graph
 from ..reverse.engine import (

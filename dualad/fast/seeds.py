@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .. import _fastpaths
-from ..ops import linear
-from ..ops.linear import _keep
+from ..rules import linear
+from ..rules.linear import _keep
 
 _identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 

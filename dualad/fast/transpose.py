@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .. import _dispatch as D
 from .. import _fastpaths
-from .. import grad_mode as _gm
-from .._backend import like as _like
-from .._tensor import Tensor, _make
-from ..ops import elementwise as E
-from ..ops import linear as L
+from ..backends import namespace as _B
+from ..backends.namespace import like as _like
+from ..core import dispatch as D
+from ..core import grad_mode as _gm
+from ..core.tensor import Tensor, _make
 from ..reverse import graph
 from ..reverse.graph import Node, _zeros_for
 from ..reverse.linearize import fit_dtype, placeholder
 from ..reverse.transpose import _conj, unbroadcast
+from ..rules import elementwise as E
+from ..rules import linear as L
 
 
 def _computes(coefs: Any, needs: Any) -> bool:

@@ -21,8 +21,8 @@ from typing import Any
 
 import dualad as da
 from dualad.grad_mode import untracked_tangents
-from dualad.ops.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
+from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
     SMALL,

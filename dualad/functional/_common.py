@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 import dualad as da
-from dualad import _backend as _B
-from dualad import _dispatch  # (the core's levels: already imported by dualad.ops)
-from dualad._backend import as_array as _as_array
-from dualad._backend import is_array as _is_array
-from dualad._backend import like as _like
+from dualad.backends import namespace as _B
+from dualad.backends.namespace import as_array as _as_array
+from dualad.backends.namespace import is_array as _is_array
+from dualad.backends.namespace import like as _like
+from dualad.core import dispatch as _dispatch  # (the core's levels: already imported by dualad.rules)
 from dualad.forward_ad import _unpack
-from dualad.ops.linear import identity_seed
+from dualad.rules.linear import identity_seed
 
 Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
 

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 import dualad as da
-from dualad import _backend as _B
-from dualad._backend import like as _like
+from dualad.backends import namespace as _B
+from dualad.backends.namespace import like as _like
 from dualad.forward_ad import _unpack
-from dualad.ops.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
+from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
     SMALL,

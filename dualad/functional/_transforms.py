@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 import dualad as da
-from dualad import _backend as _B
-from dualad._backend import as_array as _as_array
+from dualad.backends import namespace as _B
+from dualad.backends.namespace import as_array as _as_array
 
 from ._common import (
     Tensor,

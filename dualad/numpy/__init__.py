@@ -5,8 +5,8 @@
 tensor(0.84147098)
 """
 
-from ..ops.ufunc_docs import EXAMPLES as _EXAMPLES
-from ..ops.ufunc_docs import document as _document
+from ..rules.ufunc_docs import EXAMPLES as _EXAMPLES
+from ..rules.ufunc_docs import document as _document
 from .calculus import *
 from .creation import *
 from .indexing import *

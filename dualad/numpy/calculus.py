@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import like as _device_like
-from ..ops._util import norm_axes as _norm_axes
-from ..ops._util import norm_axis as _norm_axis
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import like as _device_like
+from ..rules._util import norm_axes as _norm_axes
+from ..rules._util import norm_axis as _norm_axis
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import (
     _raw,
     asarray_t,
     astype,

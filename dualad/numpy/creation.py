@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_cupy_array as _is_device
 
-from .. import _backend as _B
-from .._backend import asarray as _asarray
-from .._backend import like as _device_like
-from .._backend import to_kind as _to_kind
-from .._dispatch import apply
-from .._tensor import Tensor, _made, _make, _tracked, _warn_dropped
-from ..ops import linear as L
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import asarray as _asarray
+from ..backends.namespace import like as _device_like
+from ..backends.namespace import to_kind as _to_kind
+from ..core.dispatch import apply
+from ..core.tensor import Tensor, _made, _make, _tracked, _warn_dropped
+from ..rules import linear as L
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import (
     _alias,
     _copy,
     _detached,

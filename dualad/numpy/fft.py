@@ -7,7 +7,7 @@
 tensor([2.+0.j, 0.+0.j])
 """
 
-from ..ops.fft import (  # noqa: F401
+from ..rules.fft import (  # noqa: F401
     __all__,
     fft,
     fft2,

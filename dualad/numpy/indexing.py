@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import as_array as _as_array
-from .._backend import like as _device_like
-from .._tensor import Tensor, _make
-from ..ops._util import norm_axis as _norm_axis
-from ..ops._util import shape_of as _shape_of
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import like as _device_like
+from ..core.tensor import Tensor, _make
+from ..rules._util import norm_axis as _norm_axis
+from ..rules._util import shape_of as _shape_of
+from ..rules.vocabulary import (
     _no_out,
     _on_one_device,
     _raw,

@@ -7,7 +7,7 @@
 tensor(6.)
 """
 
-from ..ops.linalg import (  # noqa: F401
+from ..rules.linalg import (  # noqa: F401
     EighResult,
     EigResult,
     LinAlgError,

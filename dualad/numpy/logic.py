@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import as_array as _as_array
-from .._tensor import _make
-from ..ops.vocabulary import _is_c, _nd, _raw
+from ..backends.namespace import as_array as _as_array
+from ..core.tensor import _make
+from ..rules.vocabulary import _is_c, _nd, _raw
 
 __all__ = [
     "all", "allclose", "any", "array_equal", "isclose", "iscomplex", "iscomplexobj", "isneginf",

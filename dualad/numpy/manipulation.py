@@ -13,15 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .. import _dispatch as D
-from .._backend import like as _device_like
-from .._dispatch import apply
-from .._tensor import Tensor, _make
-from ..ops import linear as L
-from ..ops._util import norm_axis as _norm_axis
-from ..ops._util import shape_of as _shape_of
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import like as _device_like
+from ..core import dispatch as D
+from ..core.dispatch import apply
+from ..core.tensor import Tensor, _make
+from ..rules import linear as L
+from ..rules._util import norm_axis as _norm_axis
+from ..rules._util import shape_of as _shape_of
+from ..rules.vocabulary import (
     _alias,
     _copy,
     _ndim,

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import is_dask as _is_dask
-from .._backend import like as _device_like
-from .._tensor import Tensor, _make
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import is_dask as _is_dask
+from ..backends.namespace import like as _device_like
+from ..core.tensor import Tensor, _make
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import (
     _is_c,
     asarray_t,
     astype,
@@ -253,7 +253,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     """
     import warnings
 
-    from ..ops.linalg import inv, lstsq
+    from ..rules.linalg import inv, lstsq
 
     order = int(deg) + 1
     x, y = asarray_t(x) + 0.0, asarray_t(y) + 0.0
@@ -313,7 +313,7 @@ def roots(p: Any) -> Any:
     >>> r.detach(), p.grad  # x**2 - 3x + 2; d r = -(r**2, r, 1) / p'(r) at r = 2
     (tensor([2., 1.]), tensor([-4., -2., -1.]))
     """
-    from ..ops.linalg import eigvals
+    from ..rules.linalg import eigvals
 
     p = atleast_1d(asarray_t(p))
     if p.ndim != 1:
@@ -367,7 +367,7 @@ def poly(seq_of_zeros: Any) -> Any:
     """
     z = asarray_t(seq_of_zeros)
     if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0]:
-        from ..ops.linalg import eigvals
+        from ..rules.linalg import eigvals
 
         z = eigvals(z)
     elif z.ndim != 1:

@@ -1,7 +1,7 @@
 """Products and contractions: ``vdot``, ``inner``, ``kron``, ``trace``, ``matvec``, ``vecmat``.
 
 ``matmul``, ``dot``, ``outer``, ``tensordot``, ``einsum``, ``cross`` and ``vecdot``
-are defined with the rules' vocabulary (:mod:`dualad.ops.vocabulary`) and
+are defined with the rules' vocabulary (:mod:`dualad.rules.vocabulary`) and
 exported here.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from ..ops.vocabulary import (
+from ..rules.vocabulary import (
     _ndim,
     _seq,
     asarray_t,

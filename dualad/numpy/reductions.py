@@ -8,17 +8,17 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import as_array as _as_array
-from .._backend import like as _device_like
-from .._dispatch import apply
-from .._tensor import Tensor, _make
-from ..ops import linear as L
-from ..ops import reductions as R
-from ..ops._util import norm_axes as _norm_axes
-from ..ops._util import norm_axis as _norm_axis
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import like as _device_like
+from ..core.dispatch import apply
+from ..core.tensor import Tensor, _make
+from ..rules import linear as L
+from ..rules import reductions as R
+from ..rules._util import norm_axes as _norm_axes
+from ..rules._util import norm_axis as _norm_axis
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import (
     _alias,
     _count,
     _is_c,

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from ..ops._util import norm_axis as _norm_axis
-from ..ops.vocabulary import _nd, asarray_t, astype, nonzero, ravel
+from ..backends import namespace as _B
+from ..rules._util import norm_axis as _norm_axis
+from ..rules.vocabulary import _nd, asarray_t, astype, nonzero, ravel
 from .indexing import take_along_axis
 
 __all__ = [

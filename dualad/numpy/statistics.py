@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import to_kind as _to_kind
-from .._dispatch import apply
-from .._tensor import Tensor
-from ..ops._util import norm_axes as _norm_axes
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import (
+from ..backends import namespace as _B
+from ..backends.namespace import to_kind as _to_kind
+from ..core.dispatch import apply
+from ..core.tensor import Tensor
+from ..rules._util import norm_axes as _norm_axes
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import (
     _no_out,
     _raw,
     asarray_t,

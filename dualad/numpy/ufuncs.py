@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import as_array as _as_array
-from .._dispatch import apply
-from .._tensor import _make
-from ..ops import elementwise as E
-from ..ops import vocabulary as _V
-from ..ops.elementwise import PRIMS as _P
-from ..ops.vocabulary import _alias, _dtype_of, _raw, _seq, asarray_t, astype, conj, imag, real, where
+from ..backends.namespace import as_array as _as_array
+from ..core.dispatch import apply
+from ..core.tensor import _make
+from ..rules import elementwise as E
+from ..rules import vocabulary as _V
+from ..rules.elementwise import PRIMS as _P
+from ..rules.vocabulary import _alias, _dtype_of, _raw, _seq, asarray_t, astype, conj, imag, real, where
 
 # the elementwise primitives under their NumPy names (as the vocabulary binds them: a
 # composition where NumPy's function does more than the primitive, as real and conj)

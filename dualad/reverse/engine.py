@@ -19,11 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend, _fpfilter
-from .. import _dispatch as D
-from .. import grad_mode as gm
-from .._backend import like as _like
-from .._tensor import Tensor, _make
+from .. import _fpfilter
+from ..backends import namespace as _backend
+from ..backends.namespace import like as _like
+from ..core import dispatch as D
+from ..core import grad_mode as gm
+from ..core.tensor import Tensor, _make
 from ..forward_ad import _unpack, _with_nb
 from .edge import GradientEdge as EDGE  # (grad's inputs may be edges)
 from .graph import (

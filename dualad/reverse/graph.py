@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
-from .. import grad_mode as _gm
-from .._backend import as_array as _as_array
-from .._tensor import Tensor, _make
+from ..backends.namespace import as_array as _as_array
+from ..core import dispatch as D
+from ..core import grad_mode as _gm
+from ..core.tensor import Tensor, _make
 from .linearize import linearize, placeholder, transpose_program
 
 _seq = itertools.count()
@@ -617,7 +617,7 @@ _READ: dict[Any, Any] = _Read()
 def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
     """An input that was unbatched in the forward pass gets the batch axes summed out."""
     from ..forward_ad import _with_nb
-    from ..ops import vocabulary as F
+    from ..rules import vocabulary as F
 
     extra = next(c for c in cts if c is not None)._nb - node.nbs[0]  # the cotangents' own
     for i, r in enumerate(res):
@@ -632,7 +632,7 @@ def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
 
 
 def _zeros_for(cts: list[Any], aval: tuple[Any, Any]) -> Tensor:
-    from ..ops.linear import zeros_batched
+    from ..rules.linear import zeros_batched
 
     return zeros_batched(aval[0], aval[1], next(c for c in cts if c is not None))
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
-from .._tensor import Tensor, _make
+from ..core import dispatch as D
+from ..core.tensor import Tensor, _make
 from . import engine, graph
 from .edge import GradientEdge
 from .graph import AccumulateGrad, RemovableHandle, edge_of

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
-from .._tensor import Tensor, _make
-from ..ops import vocabulary as F
-from ..ops.elementwise import _quietly
+from ..core import dispatch as D
+from ..core.tensor import Tensor, _make
+from ..rules import vocabulary as F
+from ..rules.elementwise import _quietly
 
 
 class NonlinearTangentError(RuntimeError):

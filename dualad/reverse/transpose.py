@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
-from .._tensor import Tensor
-from ..ops import elementwise as E
-from ..ops import linear as L
-from ..ops import vocabulary as F
+from ..core import dispatch as D
+from ..core.tensor import Tensor
+from ..rules import elementwise as E
+from ..rules import linear as L
+from ..rules import vocabulary as F
 from .linearize import is_lin
 
 
@@ -220,7 +220,7 @@ for _prim, _rule in RULES.items():
 
 
 def _setitem_t(ct: Any, args: Any, *, idx: L.Index) -> list[Any]:
-    from .._dispatch import apply
+    from ..core.dispatch import apply
 
     x, v = args
     return [

@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import like as _like
-from .._dispatch import apply
-from ..ops import fft as FT
-from ..ops import linalg as LA
-from ..ops import vocabulary as F
+from ..backends import namespace as _B
+from ..backends.namespace import like as _like
+from ..core.dispatch import apply
+from ..rules import fft as FT
+from ..rules import linalg as LA
+from ..rules import vocabulary as F
 from .transpose import unbroadcast
 
 

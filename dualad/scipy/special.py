@@ -1,7 +1,7 @@
 """``dualad.scipy.special``: the special functions scientific code differentiates most.
 
 gammaln, digamma, erf, erfc, expit, logit and xlogy are elementwise primitives built
-from derivative formulas like those of ``dualad.ops.elementwise`` (and checked against
+from derivative formulas like those of ``dualad.rules.elementwise`` (and checked against
 SymPy the same way, ``tests/rules/test_scipy_special.py``); polygamma is the primitive their
 higher derivatives climb through. logsumexp, softmax and log_softmax are compositions.
 SciPy gives the values of gammaln, digamma, erf, erfc and polygamma; without it they
@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_cupy_array
 
-from .._backend import asarray_like, is_dask
-from .._dispatch import Primitive, apply
-from ..ops import elementwise as E
-from ..ops import vocabulary as F
-from ..ops.ufunc_docs import document
+from ..backends.namespace import asarray_like, is_dask
+from ..core.dispatch import Primitive, apply
+from ..rules import elementwise as E
+from ..rules import vocabulary as F
+from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
            "logsumexp", "softmax", "log_softmax"]

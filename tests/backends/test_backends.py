@@ -494,7 +494,7 @@ def test_unused_gradient_edge_materializes_zeros_of_the_kind(bname: str) -> None
 def test_creation_like_a_dask_array_takes_every_argument_by_place() -> None:
     """``np.zeros(shape, dtype, like=...)`` of a Dask array: the dtype given by place is kept
     (Dask's own zeros take it by keyword only, and made float64 of it)."""
-    from dualad import _backend
+    from dualad.backends import namespace as _backend
 
     like = _backend.like(StrictDask().put(np.ones(3)))
     for z, dt, v in [(np.zeros((2,), np.float32, like=like), np.float32, 0),
@@ -566,7 +566,7 @@ def test_integer_and_boolean_results_stay_lazy() -> None:
 def test_edge_cases_make_arrays_of_the_inputs_kind() -> None:
     """Empty results and a cumulative sum's initial block are made of the inputs' kind
     (Strict chunks directly: a plain NumPy array there meets them, or comes back)."""
-    from dualad._tensor import _make
+    from dualad.core.tensor import _make
 
     a = np.arange(1.0, 7.0).reshape(3, 2)
     x = _make(a.copy().view(Strict))
@@ -586,7 +586,7 @@ def test_edge_cases_make_arrays_of_the_inputs_kind() -> None:
         np.testing.assert_allclose(got.view(np.ndarray), g(a), err_msg=k)
 
 def test_numpy_constants_mix_with_dask_but_devices_do_not() -> None:
-    from dualad import _backend
+    from dualad.backends import namespace as _backend
 
     x = da.tensor(dka.from_array(np.arange(4.0), chunks=2), requires_grad=True)
     y = (x * np.arange(4.0)).sum()
@@ -632,8 +632,8 @@ class _GpuLike(np.ndarray):
 @pytest.mark.parametrize("how", ["operator", "reflected", "function", "dual", "recorded",
                                  "general"])
 def test_an_operation_on_two_devices_says_so(how: str, monkeypatch: Any) -> None:
-    from dualad import _backend
-    from dualad._tensor import _make
+    from dualad.backends import namespace as _backend
+    from dualad.core.tensor import _make
 
     real_kind = _backend._kind
     monkeypatch.setattr(_backend, "_kind", lambda a: "cupy" if isinstance(a, _GpuLike)
@@ -768,7 +768,7 @@ def test_creation_on_a_gpu_array_calls_cupys_own_function(monkeypatch: Any) -> N
     CuPy records what it is asked."""
     import types
 
-    from dualad import _backend
+    from dualad.backends import namespace as _backend
 
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any], int]] = []
 

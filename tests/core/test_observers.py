@@ -12,7 +12,7 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad import _dispatch as D
+from dualad.core import dispatch as D
 from dualad.reverse import graph as G
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad import _dispatch as D
 from dualad import profiler as P
+from dualad.core import dispatch as D
 from dualad.reverse import engine
 
 

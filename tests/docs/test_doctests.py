@@ -95,8 +95,8 @@ def test_instance_docstring_examples_run(name, obj):
 def _examples():
     """The ufuncs' examples (``ufunc_docs.EXAMPLES`` and scipy.special's): (name, primitive,
     entry, SymPy counterpart)."""
-    from dualad.ops import elementwise as E
-    from dualad.ops.ufunc_docs import EXAMPLES
+    from dualad.rules import elementwise as E
+    from dualad.rules.ufunc_docs import EXAMPLES
     from dualad.scipy import special
 
     return ([(n, E.PRIMS[n], e, "SYMPY_FUNCTIONS") for n, e in EXAMPLES.items()]

@@ -17,7 +17,7 @@ import pytest
 import dualad as da
 import dualad.numpy as dnp
 from dualad import _fastpaths, codegen
-from dualad.ops import elementwise as E
+from dualad.rules import elementwise as E
 
 try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
     from dualad.fast import elementwise as FE

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import dualad as da
-from dualad import _dispatch as D
-from dualad.ops import elementwise as E
-from dualad.ops import linear as L
+from dualad.core import dispatch as D
+from dualad.rules import elementwise as E
+from dualad.rules import linear as L
 
 try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
     from dualad.fast import elementwise as FE

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import dualad as da
-from dualad.ops import elementwise as E
 from dualad.reverse.linearize import linearize, placeholder, transpose_program
+from dualad.rules import elementwise as E
 
 FORMULA_PRIMS = [n for n, p in E.PRIMS.items() if getattr(p, "coefs", None)]
 

@@ -9,8 +9,8 @@ import dualad as da
 import dualad.numpy as dnp
 from dualad import functional as F
 from dualad.grad_mode import untracked_tangents
-from dualad.ops import elementwise as E
 from dualad.reverse import engine
+from dualad.rules import elementwise as E
 
 try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
     from dualad.fast import elementwise as FE
@@ -182,7 +182,7 @@ _FORMULAS = sorted(n for n, p in E.PRIMS.items() if p.hot is not None)
 def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, monkeypatch):
     # while tangents are untracked (hvp), the hot path and its entry points take a flat
     # dual that requires grad and record its primal: what apply's general way does
-    from dualad import _dispatch as D
+    from dualad.core import dispatch as D
 
     prim = E.PRIMS[name]
     rng = np.random.default_rng(8)

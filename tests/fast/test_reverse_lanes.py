@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad.ops import elementwise as E
 from dualad.reverse.graph import Node
+from dualad.rules import elementwise as E
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (values out of domain)
 

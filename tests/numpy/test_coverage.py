@@ -1,4 +1,4 @@
-"""The NumPy coverage table (dualad._coverage, docs/numpy_coverage.md) against NumPy itself."""
+"""The NumPy coverage table (dualad.numpy._coverage, docs/numpy_coverage.md) against NumPy itself."""
 
 import pathlib
 
@@ -7,7 +7,7 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad import _coverage as C
+from dualad.numpy import _coverage as C
 
 from _support import opdb
 

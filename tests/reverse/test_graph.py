@@ -326,7 +326,7 @@ def test_save_on_cpu_moves_device_arrays_to_host_and_back(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
 
-    from dualad._tensor import _make
+    from dualad.core.tensor import _make
 
     data = np.arange(4.0)
     t = _make(GPUArray(data, 1))

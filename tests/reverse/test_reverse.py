@@ -373,11 +373,11 @@ def test_invariant_one_rule_per_primitive():
     import importlib
     import pkgutil
 
-    import dualad.ops as ops
+    import dualad.rules as ops
 
     prims = {}
     for m in pkgutil.iter_modules(ops.__path__):
-        mod = importlib.import_module(f"dualad.ops.{m.name}")
+        mod = importlib.import_module(f"dualad.rules.{m.name}")
         for v in vars(mod).values():
             if isinstance(v, da._dispatch.Primitive):
                 prims[id(v)] = v
@@ -651,7 +651,7 @@ def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
     # The elementwise hot path records plain unary and binary calls with its own
     # straight-line code (graph.recorder: _unary for one input, record_hot for two); the
     # node must be the one record makes.
-    from dualad.ops import elementwise as E
+    from dualad.rules import elementwise as E
 
     x = da.tensor([0.3, 0.7], requires_grad=True)
     h = dnp.sin(x)  # a non-leaf

@@ -18,7 +18,7 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
-from dualad.ops import elementwise as E
+from dualad.rules import elementwise as E
 
 from _support import opdb
 

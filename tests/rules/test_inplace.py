@@ -603,7 +603,7 @@ def test_x_op_equals_y_reads_the_old_value_of_x_even_with_create_graph():
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dualad.ops import linear as _L  # noqa: E402
+from dualad.rules import linear as _L  # noqa: E402
 
 SHAPE = (3, 4)
 
@@ -800,7 +800,7 @@ def test_jacobians_hessians_and_nested_levels_of_a_program_equal_its_twins(name)
 def _all_primitives():
     import gc
 
-    from dualad._dispatch import Primitive
+    from dualad.core.dispatch import Primitive
 
     return [o for o in gc.get_objects() if isinstance(o, Primitive)]
 

@@ -551,7 +551,7 @@ def test_nondifferentiable_results_are_plain(name: str, fn: Any, dtype: Any) -> 
 
 def test_solve_batching_rule_with_batched_matrix() -> None:
     # The rule aligns logical ranks: a batched matrix against an unbatched stack of rhs.
-    from dualad.ops.linalg import solve_p
+    from dualad.rules.linalg import solve_p
 
     rng = np.random.default_rng(5)
     a = rng.standard_normal((4, 3, 3)) + 3 * np.eye(3)  # batch 4 of (3, 3)

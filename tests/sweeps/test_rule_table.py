@@ -16,7 +16,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import dualad as da  # noqa: E402
-from dualad.ops import elementwise as E  # noqa: E402
+from dualad.rules import elementwise as E  # noqa: E402
 from dualad.sympy import SYMPY_FUNCTIONS  # noqa: E402
 
 from _support.symbolic import flat as _flat  # noqa: E402

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._tensor import Tensor, _make
+from ..core.tensor import Tensor, _make
 
 _UFUNC_NAMES = {"absolute": "abs", "conjugate": "conj", "true_divide": "divide"}
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "amax", "minimum": "amin"}
@@ -88,7 +88,7 @@ def _scipys(ufunc: np.ufunc) -> TypeError | None:
     sp = sys.modules.get("scipy.special")
     if sp is None or getattr(sp, name, None) is not ufunc:
         return None
-    from .scipy import special  # (lazily, as dualad.numpy above: a layer that uses this one)
+    from ..scipy import special  # (lazily, as dualad.numpy above: a layer that uses this one)
 
     if name in special.__all__:
         return TypeError(
@@ -139,14 +139,14 @@ def _missing(qualname: str, func: Any) -> Any:
 def _carries(args: tuple[Any, ...]) -> bool:
     """True if a Tensor among ``args`` (or in a list or tuple there) requires grad or
     carries a live tangent."""
-    from ._tensor import _tracked
+    from ..core.tensor import _tracked
 
     return any(_tracked(a) is not None if isinstance(a, Tensor) else
                isinstance(a, (list, tuple)) and _carries(tuple(a)) for a in args)
 
 
 def _values(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    from .ops.vocabulary import _detached
+    from ..rules.vocabulary import _detached
 
     return tuple(_detached(a) for a in args)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._backend import is_dask
-from ._tensor import Tensor, _make
+from ..core.tensor import Tensor, _make
+from .namespace import is_dask
 
 
 def compute(*args: Any, **kwargs: Any) -> tuple[Any, ...]:

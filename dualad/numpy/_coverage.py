@@ -189,7 +189,7 @@ def _public(mod: Any) -> list[str]:
 
 
 def _dnp_status(key: str, obj: Any) -> tuple[str, str]:
-    from ._dispatch import Primitive
+    from ..core.dispatch import Primitive
 
     if key in NONDIFF_NAMES:
         return NONDIFF, "no derivative (integer, boolean or shape result)"
@@ -206,7 +206,7 @@ def classify(qualname: str) -> tuple[str, str] | None:
     ``numpy.fft.x``, ``ndarray.x``), or None when the table does not know it."""
     import dualad.numpy as dnp
 
-    from ._tensor import Tensor
+    from ..core.tensor import Tensor
 
     if qualname.startswith("ndarray."):
         n = qualname.split(".", 1)[1]

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import namespace
-from .._dispatch import Primitive, apply
-from .._tensor import Tensor, _make
+from ..backends.namespace import namespace
+from ..core.dispatch import Primitive, apply
+from ..core.tensor import Tensor, _make
 from . import vocabulary as F
 from ._util import norm_axis
 

@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .. import _dispatch as D
-from .._backend import as_array as _as_array
-from .._backend import like as _device_like
-from .._backend import to_kind as _to_kind
-from .._dispatch import apply
-from .._tensor import Tensor, _made, _make
+from ..backends import namespace as _B
+from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import like as _device_like
+from ..backends.namespace import to_kind as _to_kind
+from ..core import dispatch as D
+from ..core.dispatch import apply
+from ..core.tensor import Tensor, _made, _make
 from . import elementwise as E
 from . import linear as L
 from . import reductions as R
@@ -212,7 +212,7 @@ def zeros_like_tangent(p: Any, like: Any) -> Tensor:
 
     Examples
     --------
-    >>> dualad.ops.zeros_like_tangent(dualad.tensor([1.0, 2.0]), dualad.tensor(3.0))
+    >>> dualad.rules.zeros_like_tangent(dualad.tensor([1.0, 2.0]), dualad.tensor(3.0))
     tensor([0., 0.])
     """
     return L.zeros_batched(p.shape, p.dtype, like)

@@ -18,21 +18,15 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_cupy_array as _is_cupy
 
-from .. import _backend as _B
-from .._backend import add_at as _add_at
-from .._backend import broadcast_to as _broadcast_to
-from .._backend import gather as _gather
-from .._backend import is_dask as _is_dask
-from .._backend import like as _like
-from .._dispatch import Primitive, apply
-from .._tensor import Tensor
-from ._util import (
-    align,
-    move_batch_first,
-    move_batch_last,
-    proxy_aval,
-    shape_of,
-)
+from ..backends import namespace as _B
+from ..backends.namespace import add_at as _add_at
+from ..backends.namespace import broadcast_to as _broadcast_to
+from ..backends.namespace import gather as _gather
+from ..backends.namespace import is_dask as _is_dask
+from ..backends.namespace import like as _like
+from ..core.dispatch import Primitive, apply
+from ..core.tensor import Tensor
+from ._util import align, move_batch_first, move_batch_last, proxy_aval, shape_of
 
 
 def _self_jvp(prim_ref: list[Primitive]) -> Any:
@@ -318,7 +312,7 @@ def _concat_aval(args: Any, *, axis: int) -> Any:
 
 def zeros_batched(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
     """Zeros of ``shape`` with ``like``'s batch axes, on its device: a zero tangent."""
-    from .._tensor import _make
+    from ..core.tensor import _make
 
     d = like._data
     z = _make(_B.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_like(d)))
@@ -328,7 +322,7 @@ def zeros_batched(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
 
 def zeros_of(p: Any) -> Tensor:
     """Zeros of ``p``'s shape and dtype, reading no values (``p`` may be a stand-in)."""
-    from .._tensor import _make
+    from ..core.tensor import _make
 
     if isinstance(p, Tensor):
         d = p._data

@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend, _fastpaths
+from .. import _fastpaths
+from ..backends import namespace as _backend
 from . import grad_mode as _gm
-from ._tensor import Tensor, _make, _Meta
+from .tensor import Tensor, _make, _Meta
 
 # Levels are positive ints drawn from a counter that never repeats. ``LIN`` and
 # ``AVAL`` sit above every real level so they always win the "highest level".
@@ -414,7 +415,7 @@ def split(x: Any, L: int) -> tuple[Any, Any]:
     q, tq = split(x._tangent, L)
     if tp is None and tq is None:
         return x, None
-    from .ops.vocabulary import zeros_like_tangent
+    from ..rules.vocabulary import zeros_like_tangent
 
     tp = zeros_like_tangent(p, tq) if tp is None else tp
     tq = zeros_like_tangent(q, tp) if tq is None else tq
@@ -427,7 +428,7 @@ def viewed(prim: Primitive, src: Any, out: Tensor, params: dict[str, Any]) -> No
     The view keeps the root of its chain of views and the steps from there (a view of a
     view has the first one's base), and the root a weak reference to it: writing into the
     view later rebases the root's history and regenerates its other views
-    (``dualad.ops.inplace``). Batched tangents handed across the batch boundary are not
+    (``dualad.rules.inplace``). Batched tangents handed across the batch boundary are not
     views a user can write into.
     """
     if src.__class__ is not Tensor or out._nb or prim.boundary:

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dispatch import apply
-from .._tensor import Tensor
+from ..core.dispatch import apply
+from ..core.tensor import Tensor
 from ..numpy import indexing as NI
 from ..numpy import logic as NL
 from ..numpy import manipulation as NM
@@ -194,7 +194,7 @@ Tensor.fill = _fill  # type: ignore[attr-defined]
 
 def _refused_method(name: str) -> Any:
     def m(self: Tensor, *args: Any, **kw: Any) -> Any:
-        from .._coverage import NDARRAY
+        from ..numpy._coverage import NDARRAY
 
         raise TypeError(f"dualad: ndarray.{name} is not supported on dualad Tensors "
                         f"({NDARRAY['ndarray.' + name][1]})")
@@ -206,7 +206,7 @@ def _refused_method(name: str) -> Any:
 def _install_refusals() -> None:
     """ndarray's methods that a Tensor refuses: a TypeError with the coverage table's reason
     (attributes such as ``flags`` or ``strides`` stay absent: ``hasattr`` must say no)."""
-    from .._coverage import NDARRAY, REFUSED
+    from ..numpy._coverage import NDARRAY, REFUSED
 
     for q, (status, _) in NDARRAY.items():
         name = q.split(".", 1)[1]

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _backend as _B
-from .._backend import like as _like
-from .._dispatch import Primitive, apply
+from ..backends import namespace as _B
+from ..backends.namespace import like as _like
+from ..core.dispatch import Primitive, apply
 from . import elementwise as E
 from . import linear as L
 

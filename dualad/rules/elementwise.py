@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from .. import _fpfilter  # noqa: F401  (installs the filter this module's code relies on)
-from .._dispatch import Primitive, apply
-from .._tensor import Tensor
+from ..core.dispatch import Primitive, apply
+from ..core.tensor import Tensor
 from ._util import elementwise_aval, elementwise_batch
 
 # name: (ufunc, d/dx)   — x is the input, y the output

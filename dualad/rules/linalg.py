@@ -48,12 +48,12 @@ from typing import Any
 import numpy as np
 from array_api_compat import is_cupy_array as is_cupy
 
-from .. import _backend as _B
-from .._backend import as_array as _as_array
-from .._backend import like as _like
-from .._backend import namespace
-from .._dispatch import Primitive, apply
-from .._tensor import Tensor, _make
+from ..backends import namespace as _B
+from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import like as _like
+from ..backends.namespace import namespace
+from ..core.dispatch import Primitive, apply
+from ..core.tensor import Tensor, _make
 from . import vocabulary as F
 from ._util import align, norm_axes, norm_axis, shape_of
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import namespace
-from .._tensor import Tensor
+from ..backends.namespace import namespace
+from ..core.tensor import Tensor
 
 
 def xp_of(*arrays: Any) -> Any:

@@ -14,7 +14,7 @@ array (``_t``), so one object is built per op instead of three. ``_primal`` and
 Reverse-mode state lives on the innermost primal: ``_rg`` (requires grad),
 ``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made. The
 rarely used rest (``.grad``, hooks, ...) sits in ``_meta``, created on demand.
-Operators and array methods are attached by ``dualad.ops``.
+Operators and array methods are attached by ``dualad.rules``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend
+from ..backends import namespace as _backend
 from . import grad_mode as _gm
 
 _NO_HOOKS: Any = types.MappingProxyType({})
@@ -40,7 +40,7 @@ class _Meta:
     steps that make the view from that base; ``nograd`` marks a view made while grad mode
     was off from a base that requires grad. A base keeps weak references to its views
     (``views``), so that writing into any of them rebases the base and regenerates the
-    others (``dualad.ops.inplace``). A Tensor that is not a view and has none pays nothing.
+    others (``dualad.rules.inplace``). A Tensor that is not a view and has none pays nothing.
     """
 
     # Defaults, read from the class until an instance sets its own (a view's sets three):
@@ -59,7 +59,7 @@ class _Meta:
     nograd = False
     # A 0-d tensor made *as an array* (a factory, a copy, ``detach``): ``x op= y`` writes
     # into it. Other 0-d results stand for the scalars NumPy returns, and rebind
-    # (``dualad.ops.inplace``); only 0-d tensors are marked, so the rest pay nothing.
+    # (``dualad.rules.inplace``); only 0-d tensors are marked, so the rest pay nothing.
     array = False
 
     def _table(self, name: str) -> dict[int, Any]:
@@ -248,7 +248,7 @@ class Tensor:
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
         L = self._level
         if L and L < _LIN():
-            from ._dispatch import live  # (here: _dispatch imports this module)
+            from .dispatch import live  # (here: _dispatch imports this module)
 
             if L in live:  # torch's form: the primal, then its tangent (and the level, when
                 p = self._primal  # the primal is itself dual at a live level: nested)
@@ -491,7 +491,7 @@ def _tracked(t: Tensor) -> str | None:
         return "requires grad"
     if not t._level:
         return None
-    from ._dispatch import live  # (here: _dispatch imports this module)
+    from .dispatch import live  # (here: _dispatch imports this module)
 
     if t._level in live:
         return f"carries a tangent at live level {t._level}"
@@ -538,7 +538,7 @@ def _check_undifferentiated(t: Tensor, what: str) -> None:
     if why == "requires grad" and not _gm.state.grad:
         # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
         # tangent is still dropped: that still raises)
-        from ._dispatch import live
+        from .dispatch import live
 
         why = f"carries a tangent at live level {t._level}" if t._level in live else None
     if why is not None:

@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dispatch as D
-from .. import grad_mode as gm
-from .._backend import is_dask as _is_dask
-from .._backend import writeable as _writeable
-from .._dispatch import apply
-from .._tensor import Tensor
+from ..backends.namespace import is_dask as _is_dask
+from ..backends.namespace import writeable as _writeable
+from ..core import dispatch as D
+from ..core import grad_mode as gm
+from ..core.dispatch import apply
+from ..core.tensor import Tensor
 from ..forward_ad import PRIMAL
 from . import linear as L
 from .elementwise import PRIMS
