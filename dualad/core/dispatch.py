@@ -7,7 +7,7 @@ that knows about transposition and batched tangents (invariants 1-3 of docs/arch
 
 ``apply(prim, *args, **params)`` first offers the call to ``prim.hot``, if the
 primitive has one (the elementwise family's common cases, generated from its
-formulas: see ``ops/elementwise.py``). Otherwise it has three paths, chosen by
+formulas: see ``rules/elementwise.py``). Otherwise it has three paths, chosen by
 the highest *level* among the Tensor arguments:
 
 * level 0 (plain): evaluate ``prim.impl`` on the arrays, and record a reverse

@@ -45,10 +45,10 @@ the general way, which may decline (``None``) to hand the call back to it:
 ``Ufunc.kernels``, ``Ufunc.steps``, ``Ufunc.pair``
     a formula primitive's formulas over arrays, and the engine's step for one input's
     cotangent and for ``f(x, x)``.
-``ops.elementwise.accelerate_with(fn)``
+``rules.elementwise.accelerate_with(fn)``
     ``fn(prim)`` fills those slots of each formula primitive, made now or later.
-``ops.register_operator(name, fn)``
-    one of Tensor's operators (``ops.OPERATORS``: one primitive's call each), in place
+``rules.register_operator(name, fn)``
+    one of Tensor's operators (``rules.OPERATORS``: one primitive's call each), in place
     of the general one.
 
 The switch

@@ -1,4 +1,4 @@
-"""The elementwise family's fast paths, made from the formula table of ``ops/elementwise.py``.
+"""The elementwise family's fast paths, made from the formula table of ``rules/elementwise.py``.
 
 The general path computes a formula primitive's tangent with its Tensor-level JVP and
 its VJP by transposing that JVP. Here the same formula strings give, for speed
@@ -14,7 +14,7 @@ its VJP by transposing that JVP. Here the same formula strings give, for speed
   ``python -m dualad.codegen NAME`` prints them.
 
 ``install`` puts them in the slots the core offers (``accelerate`` for each formula
-primitive, ``ops.register_operator`` for the operators), for the families switched on.
+primitive, ``rules.register_operator`` for the operators), for the families switched on.
 """
 
 from __future__ import annotations

@@ -256,7 +256,7 @@ def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
     (a saved value changed, so ``vjp`` raises; or its step declined).
 
     A one-element cotangent goes through the steps as a NumPy scalar (``ix``: the index
-    of its element; see "the lane's steps" in ``ops.elementwise``) and leaves the lane an
+    of its element; see "the lane's steps" in ``rules.elementwise``) and leaves the lane an
     array of the shape it came in (``shape``) again."""
     first = True
     ix = shape = None

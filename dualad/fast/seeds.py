@@ -1,14 +1,14 @@
 """The Jacobians' seeds known by object: matmul's batch rule selects instead of
 multiplying by them.
 
-The general path multiplies a seed identity (``ops.linear.identity_seed``, pushed by
+The general path multiplies a seed identity (``rules.linear.identity_seed``, pushed by
 ``dualad.functional`` as a batch of tangents or cotangents) like any matrix: one GEMM
 against the identity per matmul that meets it. Known by object here (read-only, so they
 stay identities; a view or a product of one is not one), a seed is selected instead,
 and the diagonal ``diag(k)`` that the first elementwise op makes of it (``seed_product``)
 scales rows. Both are exact where the GEMM is: no inf or NaN, which a GEMM would spread.
 
-``install`` fills the seeds' slots of ``ops.linear`` (``install_seeds``).
+``install`` fills the seeds' slots of ``rules.linear`` (``install_seeds``).
 """
 
 from __future__ import annotations

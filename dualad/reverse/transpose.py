@@ -154,7 +154,7 @@ def _matmul_t(ct: Any, args: Any) -> list[Any]:
     if len(sa) == 1 and len(sb) == 1:
         r = ac * ct
     elif len(sb) == 1 and len(sa) == 2:  # (k, n) @ (n,): ct @ a, where a batch of
-        r = F.matmul(ct, ac)  # cotangents that is a known diagonal scales rows (ops.linear)
+        r = F.matmul(ct, ac)  # cotangents that is a known diagonal scales rows (rules.linear)
     elif len(sb) == 1:  # (..., k, n) @ (n,)
         r = F.matmul(F.swapaxes(ac, -1, -2), F.expand_dims(ct, -1))[..., 0]
     elif len(sa) == 1:  # (n,) @ (..., n, m)

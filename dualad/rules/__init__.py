@@ -70,7 +70,7 @@ def register_operator(name: str, fn: Any) -> None:
     a function of the same meaning, compiled from the primitive's formulas, which hands
     to ``apply`` what it declines)."""
     if name not in OPERATORS:
-        raise KeyError(f"{name} is not an operator of one primitive (ops.OPERATORS)")
+        raise KeyError(f"{name} is not an operator of one primitive (rules.OPERATORS)")
     setattr(Tensor, name, fn)
 
 

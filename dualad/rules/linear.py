@@ -132,7 +132,7 @@ def _diagonal_impl(a: Any, *, writeable: bool) -> Any:
 # The diagonal of the last two axes (of equal length), a view: what einsum('ii->i', a)
 # (writeable) and np.diagonal (read-only) return in NumPy. Its transpose puts the
 # cotangent on the diagonal of zeros; a write into it is a setitem at the diagonal's
-# positions (ops.inplace).
+# positions (rules.inplace).
 diagonal = _linear1(
     "diagonal",
     _diagonal_impl,

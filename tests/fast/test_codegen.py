@@ -1,5 +1,5 @@
 """Generated code is visible: the functions dualad generates from the formula table
-(ops/elementwise.py) have their source in ``linecache`` under their own file names, so a
+(rules/elementwise.py) have their source in ``linecache`` under their own file names, so a
 traceback through one shows the line, ``inspect.getsource`` reads it, and
 ``python -m dualad.codegen`` prints it."""
 

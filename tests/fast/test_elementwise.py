@@ -1,4 +1,4 @@
-"""The elementwise family's generated code (ops/elementwise.py): each formula
+"""The elementwise family's generated code (rules/elementwise.py): each formula
 primitive's hot path and array transpose are written from its formula strings for the
 common cases; they must give exactly what the general rules give, everywhere."""
 
