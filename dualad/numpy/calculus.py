@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backends import namespace as _B
 from ..backends.namespace import like as _device_like
+from ..backends.namespace import to_kind as _to_kind
 from ..rules._util import norm_axes as _norm_axes
 from ..rules._util import norm_axis as _norm_axis
 from ..rules.elementwise import PRIMS as _P
@@ -202,6 +203,8 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     parts = [diff(a)]
     for v, front in ((to_begin, True), (to_end, False)):
         if v is not None:
+            if isinstance(v, (int, float, complex, list, tuple)):  # (a Python value: made
+                v = _to_kind(np.asarray(v), a._data)  # on the device of ``ary``)
             t = ravel(asarray_t(v))
             if not np.can_cast(t.dtype, a.dtype, "same_kind"):
                 raise TypeError("dtype of `to_begin`/`to_end` must be compatible with input "

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.namespace import as_array as _as_array
+from ..backends.namespace import to_kind as _to_kind
 from ..core.dispatch import apply
 from ..core.tensor import _make
 from ..rules import elementwise as E
@@ -187,7 +188,10 @@ def ldexp(x1: Any, x2: Any) -> Any:
     """
     x1 = asarray_t(x1)
     dt = x1.dtype if x1.dtype.kind == "f" else np.dtype(np.float64)
-    return astype(x1, dt, copy=False) * np.ldexp(np.dtype(dt).type(1), _raw(x2))
+    e = _raw(x2)
+    if isinstance(x2, (int, list, tuple)):  # (Python exponents: on the device of x1)
+        e = _to_kind(np.asarray(e), x1._data)
+    return astype(x1, dt, copy=False) * np.ldexp(np.dtype(dt).type(1), e)
 
 
 def modf(x: Any) -> tuple[Any, Any]:

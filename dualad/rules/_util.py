@@ -24,13 +24,14 @@ def dtype_of(a: Any) -> Any:
         return a._data.dtype
     if isinstance(a, (bool, int, float, complex)):
         return a
-    return np.asarray(a).dtype
+    dt = getattr(a, "dtype", None)  # (an array of any kind: a CuPy one does not convert)
+    return np.asarray(a).dtype if dt is None else dt
 
 
 def is_complex(a: Any) -> bool:
     if isinstance(a, Tensor):
         return a._data.dtype.kind == "c"
-    return isinstance(a, complex) or np.asarray(a).dtype.kind == "c"
+    return isinstance(a, complex) or np.dtype(dtype_of(a)).kind == "c"
 
 
 def norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:

@@ -144,7 +144,7 @@ def _copy(t: Tensor) -> Tensor:
 
 def _held(t: Tensor) -> Tensor:
     """``t`` (new), marked as an array if it is 0-d: NumPy's constructors and ``copy``
-    return 0-d arrays, not scalars, so ``t op= y`` writes into it (``ops.inplace.scalar``).
+    return 0-d arrays, not scalars, so ``t op= y`` writes into it (``rules.inplace.scalar``).
     """
     if not t._data.ndim:
         t._meta_().array = True
@@ -300,7 +300,10 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
                 _shape_of(x), _shape_of(y)) and r.dtype == np.result_type(_dtype_of(x),
                                                                        _dtype_of(y)):
             return r
+        # the condition on the operands' device (a GPU's where takes no host array)
+        ref = next((v._data for v in (x, y) if isinstance(v, Tensor)), None)
         condition = np.asarray(condition)
+        condition = condition if ref is None else _to_kind(condition, ref)
     if isinstance(condition, Tensor):
         condition = condition._data
     return apply(L.where, condition, _seq(x), _seq(y))

@@ -211,10 +211,7 @@ NOT_LAZY: dict[tuple[str, str | None], str] = {
 }
 # Where the strict backend still finds a plain NumPy array meeting the inputs' (or a result
 # of another kind), by (name, mode) as NOT_LAZY.
-_CONST = "a constant given as a Python list or NumPy array stays NumPy's (NumPy constants " \
-    "mix with a Dask tensor by design)"
 NOT_STRICT: dict[tuple[str, str | None], str] = {
-    ("ediff1d-4-to_begin[1.0,2.0]-to_end3.0", "forward"): _CONST,
     **{("ldexp", m): "its integer exponent is a NumPy array here (this test keeps integer "
                      "arrays NumPy's: Dask indexes by them)" for m in ("forward", "reverse")},
     ("extract", None): "a data-dependent shape: a Dask condition is computed (np.nonzero)",
