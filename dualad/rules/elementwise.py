@@ -58,9 +58,12 @@ UNARY: dict[str, tuple[Any, str]] = {
     "arcsinh": (np.arcsinh, "1 / sqrt(x * x + 1)"),
     "arccosh": (np.arccosh, "1 / (sqrt(x - 1) * sqrt(x + 1))"),
     "arctanh": (np.arctanh, "1 / (1 - x * x)"),
-    # (from x alone, as torch's: sinc(x) recomputed, so a write into the output leaves
-    # this readable)
-    "sinc": (np.sinc, "where(x == 0, 0, (cos(PI * x) - sin(PI * x) / (PI * x)) / x)"),
+    # sinc' = (cos(pi x) - sinc x) / x, by its Maclaurin series where |x| < 0.1: the quotient
+    # cancels there (a relative error eps / x^2), and its derivatives would meet 0 / 0 (the
+    # masked branch divides by 1 there, so it stays finite and masks exactly). From x alone,
+    # as torch's: sinc(x) recomputed, so a write into the output leaves this readable.
+    "sinc": (np.sinc, "where(abs(x) < 0.1, PI * PI * x * horner(PI * PI * x * x, SINC_SLOPE), "
+                      "(cos(PI * x) - sinc(x)) / where(abs(x) < 0.1, 1, x))"),
     "deg2rad": (np.deg2rad, "DEG"),
     "rad2deg": (np.rad2deg, "RAD"),
     "fabs": (np.fabs, "sign(x)"),
@@ -140,14 +143,30 @@ ARGS = {1: ("x",), 2: ("a", "b"), 3: ("x", "lo", "hi")}
 CONSTANTS = {
     "PI": math.pi, "LN2": math.log(2.0), "LN10": math.log(10.0),
     "DEG": math.pi / 180.0, "RAD": 180.0 / math.pi,
+    # sinc'(x) / (pi^2 x) = sum_k (-1)^k 2k u^(k-1) / (2k+1)!, u = (pi x)^2, k = 1..10:
+    # below |x| = 0.1 the 11th term is under 1e-29 of the first, and sinc's derivatives at
+    # 0 are exact to order 20
+    "SINC_SLOPE": tuple((-1) ** k * 2 * k / math.factorial(2 * k + 1) for k in range(1, 11)),
 }
 
+
+def horner(u: Any, coefficients: tuple[float, ...]) -> Any:
+    """The polynomial ``sum_i coefficients[i] u^i`` by Horner's scheme (operators only: it
+    runs on arrays and on Tensors alike, so both namespaces of the formulas share it)."""
+    acc = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        acc = acc * u + c
+    return acc
+
+
+HELPERS = {"horner": horner}
+
 # Formulas are evaluated with dualad.numpy's names, bound once the namespace exists.
-namespace: dict[str, Any] = dict(CONSTANTS)
+namespace: dict[str, Any] = dict(CONSTANTS, **HELPERS)
 
 
 # The same formulas over arrays: the kernel of the forward fast path (no Tensors below).
-np_namespace: dict[str, Any] = dict(CONSTANTS)
+np_namespace: dict[str, Any] = dict(CONSTANTS, **HELPERS)
 def _np_where(c: Any, x: Any, y: Any) -> Any:
     return (x if c else y) if c.__class__ is bool else np.where(c, x, y)
 
@@ -199,7 +218,8 @@ np_namespace.update({
     "where": _np_where, "log": np.log, "exp": np.exp, "exp2": np.exp2, "sqrt": np.sqrt,
     "sin": np.sin, "cos": np.cos, "sinh": np.sinh, "cosh": np.cosh, "copysign": np.copysign,
     "isnan": np.isnan, "logical_or": np.logical_or, "logical_and": _np_and,
-    "sign": np.sign, "floor": np.floor, "trunc": np.trunc,
+    "sign": np.sign, "floor": np.floor, "trunc": np.trunc, "abs": np.abs,
+    "sinc": np.sinc,
 })
 
 
@@ -322,7 +342,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
         return int(src), ()
     names = {n.id for n in ast.walk(ast.parse(src, mode="eval")) if isinstance(n, ast.Name)}
     params = ARGS[nin]
-    unknown = names - set(params) - {"y"} - set(CONSTANTS) - _FUNCS
+    unknown = names - set(params) - {"y"} - set(CONSTANTS) - set(HELPERS) - _FUNCS
     if unknown:
         raise NameError(f"formula {src!r} uses unknown names {sorted(unknown)}")
     fn = eval(f"lambda {', '.join(params)}, y: {src}", namespace if ns is None else ns)  # noqa: S307
@@ -333,7 +353,7 @@ def compile_formula(src: str, nin: int, ns: Any = None) -> tuple[Any, tuple[Any,
 _FUNCS = {
     "where", "log", "exp", "exp2", "sqrt", "sin", "cos", "sinh", "cosh", "copysign", "isnan",
     "logical_or", "logical_and", "sign", "floor", "trunc", "powm1", "log_as", "powlog",
-    "recip",
+    "recip", "abs", "sinc",
 }
 
 
