@@ -184,9 +184,10 @@ def test_a_constant_argument_is_a_series_of_one_coefficient():
     x = _series(rng, 1.3, ORDER)
     for r in (2.5, -1.5, 3, 0):
         got = T.power(x, [np.asarray(r)])
-        _assert_series(got, _mp_reference(lambda a: mp.power(a, r), [x], ORDER))
+        _assert_series(got, _mp_reference(lambda a, r=r: mp.power(a, r), [x], ORDER))
     a = _series(rng, 0.7, 8)
-    _assert_series(T.TAYLOR_RULES["add"](a, [np.asarray(2.0)]), [complex(a[0]) + 2] + [complex(c) for c in a[1:]])
+    _assert_series(T.TAYLOR_RULES["add"](a, [np.asarray(2.0)]),
+                   [complex(a[0]) + 2] + [complex(c) for c in a[1:]])
     _assert_series(T.divide([np.asarray(1.0)], a),
                    _mp_reference(lambda u: 1 / u, [a], 8))
 
