@@ -44,6 +44,8 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from ..core.tensor import Tensor
 from . import elementwise as E
 from . import vocabulary as V
@@ -360,6 +362,26 @@ def sinhcosh(x: Series) -> tuple[Series, Series]:
     return _pair(x, _f(V.sinh, x[0]), _f(V.cosh, x[0]), 1.0)
 
 
+def sin(x: Series) -> Series:
+    """``sin(x)``, of the pair ``sincos``."""
+    return sincos(x)[0]
+
+
+def cos(x: Series) -> Series:
+    """``cos(x)``, of the pair ``sincos``."""
+    return sincos(x)[1]
+
+
+def sinh(x: Series) -> Series:
+    """``sinh(x)``, of the pair ``sinhcosh``."""
+    return sinhcosh(x)[0]
+
+
+def cosh(x: Series) -> Series:
+    """``cosh(x)``, of the pair ``sinhcosh``."""
+    return sinhcosh(x)[1]
+
+
 def tan(x: Series) -> Series:
     """``tan(x)``: ``y' = (1 + y^2) x'``, the derivative read from the output's coefficients."""
     return _live_chain(_f(V.tan, x[0]), x, lambda ys, m: _sqconv(ys, m) + (1 if m == 0 else 0),
@@ -438,19 +460,47 @@ def arctan2(a: Series, b: Series) -> Series:
     return _chain([y0], [a, b], [da, [-c for c in db]], K)
 
 
-@E._quietly  # (each branch divides by zero where the other is taken)
+_SINC_NEAR = 2.0  # |x_0| up to which sinc goes by quadrature (see sinc)
+
+
+@E._quietly  # (each branch divides by zero or loses accuracy where the other is taken)
 def sinc(x: Series) -> Series:
-    """``sin(pi x) / (pi x)``; at ``x_0 = 0`` both vanish, and the quotient is that of the
-    series shifted by one (``u_1 != 0`` needed there: NaN where ``x_0 = x_1 = 0``)."""
+    """``sin(pi x) / (pi x)``, an entire function: two ways, chosen by ``|x_0|``.
+
+    Dividing the series of ``sin(pi x)`` by that of ``pi x`` is stable only where the zero
+    of ``x(t)`` is far from ``t = 0`` (a quotient's rounding grows like the divisor's
+    reciprocal, ``|x_0 / x_1|^-k`` for ``x(t) = x_0 + x_1 t``): it serves for
+    ``|x_0| > 2``. Near the removable singularity, ``sinc(x) = int_0^1 cos(pi x s) ds``:
+    a Gauss-Legendre rule (exact for polynomials of degree ``2K + 63`` in ``s``; the
+    cosine's frequency, ``pi |x_0| <= 2 pi``, takes the rest) over cosines of series,
+    which divide by nothing: ``O(K^3)``, ``K / 2 + 16`` cosines of ``O(K^2)`` each.
+    """
     K = len(x) - 1
-    u = [c * math.pi for c in x] + [0]  # (u_{K+1}: its terms cancel in the quotient)
-    s, _ = sincos(u)
-    at0 = x[0] == 0
-    den = [_f(V.where, at0, 1, u[0])] + u[1:]
-    direct = divide(s[: K + 1], den[: K + 1])
-    shifted = divide(s[1:], u[1:])
     y0 = _f(V.sinc, x[0])
-    return [y0] + [_f(V.where, at0, b, a) for a, b in zip(direct[1:], shifted[1:], strict=True)]
+    if K == 0:
+        return [y0]
+    near = _f(V.abs, x[0]) <= _SINC_NEAR
+    u = [c * math.pi for c in x]
+    den = [_f(V.where, near, 1, u[0])] + u[1:]
+    far = divide(sincos(u)[0], den)
+    acc: list[Any] = []
+    for node, weight in _half_gauss_legendre(K + 32):
+        cos = sincos([c * node for c in u])[1]
+        acc = [weight * c for c in cos] if not acc else [a + weight * c for a, c in
+                                                          zip(acc, cos, strict=True)]
+    return [y0] + [_f(V.where, near, a, b) for a, b in zip(acc[1:], far[1:], strict=True)]
+
+
+def _half_gauss_legendre(n: int) -> list[tuple[float, float]]:
+    """The Gauss-Legendre rule of ``n`` (even) points on ``[-1, 1]`` for an even integrand,
+    as ``int_0^1``: its positive nodes and their weights (Python floats, NumPy's rule)."""
+    if n not in _GL:
+        nodes, weights = np.polynomial.legendre.leggauss(n)
+        _GL[n] = [(float(a), float(w)) for a, w in zip(nodes, weights, strict=True) if a > 0]
+    return _GL[n]
+
+
+_GL: dict[int, list[tuple[float, float]]] = {}
 
 
 # -- piecewise and non-holomorphic functions -------------------------------------------------
@@ -639,14 +689,14 @@ TAYLOR_RULES: dict[str, Rule] = {
     "log1p": log1p,
     "logaddexp": logaddexp,
     "logaddexp2": logaddexp2,
-    "sin": lambda x: sincos(x)[0],
-    "cos": lambda x: sincos(x)[1],
+    "sin": sin,
+    "cos": cos,
     "tan": tan,
     "arcsin": arcsin,
     "arccos": arccos,
     "arctan": arctan,
-    "sinh": lambda x: sinhcosh(x)[0],
-    "cosh": lambda x: sinhcosh(x)[1],
+    "sinh": sinh,
+    "cosh": cosh,
     "tanh": tanh,
     "arcsinh": arcsinh,
     "arccosh": arccosh,
