@@ -40,6 +40,7 @@ first-order rules give an inf or NaN derivative there.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -228,13 +229,12 @@ def _power_const(x: Series, r: Any, y0: Any) -> Series:
 
 
 def _small_int(r: Any) -> int | None:
-    """``r`` as an int where it is a scalar integer in ``0..64`` (a constant known here)."""
-    if isinstance(r, Tensor) or getattr(r, "ndim", 0) != 0 or isinstance(r, complex):
+    """``r`` as an int where it is a real integer in ``0..64`` known on the host: a Python or
+    NumPy number (not a device's or a lazy array, which would have to be computed)."""
+    if r.__class__ not in (int, float) and not (
+            isinstance(r, (np.generic, np.ndarray)) and r.ndim == 0 and r.dtype.kind in "biuf"):
         return None
-    try:
-        f = float(r)
-    except TypeError:
-        return None
+    f = float(r)
     return int(f) if f.is_integer() and 0 <= f <= 64 else None
 
 
@@ -491,16 +491,12 @@ def sinc(x: Series) -> Series:
     return [y0] + [_f(V.where, near, a, b) for a, b in zip(acc[1:], far[1:], strict=True)]
 
 
+@functools.cache
 def _half_gauss_legendre(n: int) -> list[tuple[float, float]]:
     """The Gauss-Legendre rule of ``n`` (even) points on ``[-1, 1]`` for an even integrand,
     as ``int_0^1``: its positive nodes and their weights (Python floats, NumPy's rule)."""
-    if n not in _GL:
-        nodes, weights = np.polynomial.legendre.leggauss(n)
-        _GL[n] = [(float(a), float(w)) for a, w in zip(nodes, weights, strict=True) if a > 0]
-    return _GL[n]
-
-
-_GL: dict[int, list[tuple[float, float]]] = {}
+    nodes, weights = np.polynomial.legendre.leggauss(n)
+    return [(float(a), float(w)) for a, w in zip(nodes, weights, strict=True) if a > 0]
 
 
 # -- piecewise and non-holomorphic functions -------------------------------------------------
