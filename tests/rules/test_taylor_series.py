@@ -25,7 +25,8 @@ import dualad as da
 import dualad.scipy.special  # noqa: F401  (its primitives: erf, expit, ... have rules)
 from dualad.rules import elementwise as E
 from dualad.rules import taylor as T
-from tests._support.array_kinds import Strict
+
+from _support.array_kinds import Strict
 
 mp.mp.dps = 50
 ORDER = 30
