@@ -264,9 +264,11 @@ def power(a: Series, b: Series) -> Series:
 
 
 def float_power(a: Series, b: Series) -> Series:
-    """``a ** b`` in float64 or complex128 (NumPy's ``float_power``)."""
-    y = power(a, b)
-    return [_f(V.float_power, a[0], b[0])] + y[1:]
+    """``a ** b`` in float64 or complex128 (NumPy's ``float_power``): ``power`` of the
+    arguments brought to that precision."""
+    y0 = _f(V.float_power, a[0], b[0])
+    a, b = ([_f(V.astype, c, y0.dtype) if hasattr(c, "dtype") else c for c in s] for s in (a, b))
+    return [y0] + power(a, b)[1:]
 
 
 def cbrt(x: Series) -> Series:
@@ -513,7 +515,7 @@ def locally_linear(name: str) -> Rule:
         x0 = [a[0] for a in args]
         y0 = _f(prim, *x0)
         # (0, 1, -1: the formulas "0", "1", "-1", no call)
-        cs = [c if c.__class__ is int else _f(c, *x0, y0) for c in slopes]
+        cs = [c if c.__class__ is int else _as_output(_f(c, *x0, y0), y0) for c in slopes]
         ys = [y0]
         for k in range(1, _order(*args) + 1):
             terms = [_times(c, a[k]) for a, c in zip(args, cs, strict=True)
@@ -524,6 +526,15 @@ def locally_linear(name: str) -> Rule:
     rule.__name__ = rule.__qualname__ = name
     rule.__doc__ = f"``{name}``, linear near the primal: slopes {prim.formulas}."
     return rule
+
+
+def _as_output(c: Any, y0: Any) -> Any:
+    """A slope in the output's real precision (``where(a == b, 0.5, a > b)`` is float64 for
+    float32 arguments), as the first-order rule brings its coefficient there."""
+    cd, od = getattr(c, "dtype", None), getattr(y0, "dtype", None)
+    if cd is None or od is None or cd == od or cd.kind not in "iuf" or od.kind != "f":
+        return c
+    return _f(V.astype, c, od)
 
 
 def _times(c: Any, v: Any) -> Any:

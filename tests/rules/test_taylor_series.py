@@ -555,3 +555,14 @@ def test_a_rule_on_dual_tensors_carries_their_tangents(name):
     dn = T.TAYLOR_RULES[name](*[[a[0] - h] + a[1:] for a in args])
     fd = [(float(u) - float(d)) / (2 * h) for u, d in zip(up, dn, strict=True)]
     np.testing.assert_allclose(tangents, fd, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", sorted(T.TAYLOR_RULES))
+def test_float32_coefficients_stay_float32(name):
+    # every coefficient in the primal's precision (float_power's is float64, as NumPy's)
+    x0 = MP[name][1][0]
+    rng = np.random.default_rng(8)
+    args = [[np.asarray(c, np.float32) for c in _series(rng, a, 5)] for a in x0]
+    got = T.TAYLOR_RULES[name](*args)
+    want = np.float64 if name == "float_power" else np.float32
+    assert {np.asarray(c).dtype for c in got} == {np.dtype(want)}, name
