@@ -104,7 +104,7 @@ def choose_conv_method(in1: Any, in2: Any, mode: str = "full", measure: bool = F
 
     Examples
     --------
-    >>> signal.choose_conv_method(da.tensor([1.0, 2.0]), da.tensor([1.0]))
+    >>> dualad.scipy.signal.choose_conv_method(dualad.tensor([1.0, 2.0]), dualad.tensor([1.0]))
     'direct'
     """
     if measure:
@@ -137,7 +137,8 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> An
 
     Examples
     --------
-    >>> signal.convolve(da.tensor([1.0, 2.0, 3.0]), da.tensor([1.0, 1.0]), mode="valid")
+    >>> x = dualad.tensor([1.0, 2.0, 3.0])
+    >>> dualad.scipy.signal.convolve(x, dualad.tensor([1.0, 1.0]), mode="valid")
     tensor([3., 5.])
     """
     in1, in2 = dnp.asarray(in1), dnp.asarray(in2)
@@ -174,7 +175,8 @@ def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> A
 
     Examples
     --------
-    >>> signal.correlate(da.tensor([1.0, 2.0, 3.0]), da.tensor([1.0, 0.5]), mode="valid")
+    >>> x = dualad.tensor([1.0, 2.0, 3.0])
+    >>> dualad.scipy.signal.correlate(x, dualad.tensor([1.0, 0.5]), mode="valid")
     tensor([2. , 3.5])
     """
     in1, in2 = dnp.asarray(in1), dnp.asarray(in2)
