@@ -22,6 +22,7 @@ tensor([0. , 1. , 2.5, 4. , 1.5])
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -60,12 +61,29 @@ def _centered(arr: Any, shape: tuple[int, ...]) -> Any:
     return arr[tuple(slice(s, s + n) for s, n in zip(start, shape, strict=True))]
 
 
+# above this many elements the windows of ``_full_direct`` are built one kernel position at a
+# time (a sum of shifted products) rather than gathered at once
+_WINDOW_LIMIT = 1 << 20
+
+
 def _full_direct(in1: Any, in2: Any) -> Any:
-    """The full convolution: windows of the padded larger input against the flipped other."""
+    """The full convolution: windows of the padded larger input against the flipped other.
+
+    ``out[n] = sum_k flip(ker)[k] padded[n + k]``: one gather of every window and one
+    ``tensordot`` while the windows are small, else one shifted slice per kernel position.
+    """
     big, ker = (in1, in2) if in1.size >= in2.size else (in2, in1)
     nd = big.ndim
     padded = dnp.pad(big, [(k - 1, k - 1) for k in ker.shape])
     out_shape = [b + k - 1 for b, k in zip(big.shape, ker.shape, strict=True)]
+    flipped = dnp.flip(ker)
+    if math.prod(out_shape) * ker.size > _WINDOW_LIMIT:
+        out = None
+        for k in np.ndindex(*ker.shape):
+            term = flipped[k] * padded[tuple(slice(i, i + n)
+                                             for i, n in zip(k, out_shape, strict=True))]
+            out = term if out is None else out + term
+        return out
     index = []
     for d in range(nd):
         shape = [1] * (2 * nd)
@@ -74,7 +92,7 @@ def _full_direct(in1: Any, in2: Any) -> Any:
         index.append(np.moveaxis(idx.reshape(out_shape[d], ker.shape[d], *([1] * (2 * nd - 2))),
                                  (0, 1), (d, nd + d)).reshape(shape))
     windows = padded[tuple(index)]  # (out..., ker...): windows[n, k] = padded[n + k]
-    return dnp.tensordot(windows, dnp.flip(ker), axes=nd)
+    return dnp.tensordot(windows, flipped, axes=nd)
 
 
 def _fast_len(n: int) -> int:

@@ -117,3 +117,19 @@ def test_second_order(name, method):
     check_hessian(lambda t: f(t, t * t, "same", method), rng.standard_normal((3, 4)), rng)
     check_hessian(lambda t: f(da.tensor(np.ones((2, 2))) * t[:2, :2], t, "full", method),
                   rng.standard_normal((3, 4)), rng)
+
+
+def test_large_direct_convolutions_sum_shifted_products(monkeypatch):
+    # (the path taken where the gathered windows would be large, here forced on small inputs)
+    monkeypatch.setattr(S, "_WINDOW_LIMIT", 0)
+    rng = np.random.default_rng(5)
+    for s1, s2 in (((6, 5), (3, 2)), ((3,), (7,)), ((4, 3, 5), (2, 2, 3))):
+        x, y = _data(rng, s1, True), _data(rng, s2, False)
+        for mode in ("full", "same"):
+            for name in ("convolve", "correlate"):
+                want = getattr(ss, name)(x, y, mode, "direct")
+                got = getattr(S, name)(x, y, mode, "direct").numpy()
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        check_modes(lambda a, b: S.convolve(a, b, "same", "direct"), [x, y], rng)
+    check_hessian(lambda t: S.convolve(t, t * t, "full", "direct"), rng.standard_normal((3, 4)),
+                  rng)
