@@ -2,7 +2,7 @@
 
 The hot functions, array transposes and lane steps of the fast layer
 (``dualad/fast/elementwise.py``) run as they are, in a ``try``: this module's filter makes
-the RuntimeWarnings of that module, and of ``ops/elementwise.py`` (where the formulas over
+the RuntimeWarnings of that module, and of ``rules/elementwise.py`` (where the formulas over
 arrays they call are compiled), errors, so a
 singular point (``0.5 / y`` at ``sqrt(0)``) raises and the code declines to the general
 way, which computes the derivative quietly — the common path pays nothing.
@@ -26,7 +26,7 @@ import warnings
 # (the formulas over arrays are compiled in the first, the code generated from them and
 # the array rules live in the second: the fast layer)
 MODULES = ("dualad.rules.elementwise", "dualad.fast.elementwise")
-_PATTERN = r"dualad\.(ops|fast)\.elementwise\Z"
+_PATTERN = r"dualad\.(rules|fast)\.elementwise\Z"
 _SHOWN = frozenset(("always", "default", "module", "once"))
 
 
