@@ -433,7 +433,7 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
-    # the same formulas on Tensors (reverse's direct rule: transpose.elementwise_t)
+    # the same formulas on Tensors (the fast layer's direct transpose: fast.transpose.elementwise_t)
     # (not quieted one by one: their one caller, elementwise_t, runs quietly)
     p.coefs = [c[0] for c in compiled]
     # the fast layer's slots (``dualad.fast``), empty on the general path: the formulas
@@ -461,8 +461,8 @@ def accelerate_with(accelerate: Callable[[Ufunc], None]) -> None:
         accelerate(p)
 
 
-# (read by the fast paths of reverse/transpose.py as well as the fast layer's: they move
-# to dualad/fast/ with those paths)
+# (read by the fast layer's hot paths and array transposes: they move to dualad/fast/ with
+# those paths)
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
