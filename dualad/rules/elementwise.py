@@ -132,7 +132,6 @@ CONSTANTS = {
 }
 
 
-
 # -- the linear ones: their transpose rules -------------------------------------------------
 # Adjoints for ``Re<a, b>`` (``rule(ct, args) -> cotangent per argument``, see
 # ``rules.linear``): multiplying by ``c`` transposes to multiplying by ``conj(c)``, and a
