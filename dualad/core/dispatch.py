@@ -2,8 +2,9 @@
 
 A primitive is a small named object holding its NumPy implementation and its
 one derivative rule, the JVP. Linear primitives also carry a transpose rule
-(in ``dualad.reverse.transpose``) and a batching rule; they are the only code
-that knows about transposition and batched tangents (invariants 1-3 of docs/architecture.md).
+(given beside their definition in ``dualad.rules``) and a batching rule; they
+are the only code that knows about transposition and batched tangents
+(invariants 1-3 of docs/architecture.md).
 
 ``apply(prim, *args, **params)`` first offers the call to ``prim.hot``, if the
 primitive has one (the elementwise family's common cases, generated from its
@@ -78,6 +79,9 @@ class Primitive:
         ``"<k> if complex"``: input k, only when it is complex (a rule that reads a real
         input's dtype alone: sign, angle).
     linear : positions in which the primitive is linear (has a transpose rule).
+    transpose : ``transpose(ct, args, **params) -> cotangent per argument`` (``None`` where
+        an argument is not a placeholder): the adjoint for ``Re<a, b>`` of a linear
+        primitive, given beside its definition in ``dualad.rules``.
     joint : linear jointly in ``linear`` (add); if False, in one at a time (multiply).
     batch : ``batch(arrays, nbs, **params) -> (out, nb)`` for leading batch axes.
     aval : ``aval(args, **params) -> (shape, dtype)`` without computing values.
@@ -115,11 +119,12 @@ class Primitive:
         nondiff: bool = False,
         view: bool = False,
         multi: bool = False,
+        transpose: Callable[..., Any] | None = None,
     ) -> None:
         self.name = name
         self.impl = impl
         self.jvp = jvp
-        self.transpose: Callable[..., Any] | None = None
+        self.transpose = transpose
         self.batch = batch
         self.aval = aval
         self.reads = reads

@@ -32,9 +32,9 @@ from ..core.tensor import Tensor, _make
 from ..reverse import graph
 from ..reverse.graph import Node, _zeros_for
 from ..reverse.linearize import fit_dtype, placeholder
-from ..reverse.transpose import _conj, unbroadcast
 from ..rules import elementwise as E
 from ..rules import linear as L
+from ..rules.linear import _conj, unbroadcast
 
 
 def _computes(coefs: Any, needs: Any) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 from ..core import dispatch as D
 from ..core.tensor import Tensor, _make
 from ..rules import vocabulary as F
+from ..rules._util import is_lin
 from ..rules.elementwise import _quietly
 
 
@@ -64,10 +65,6 @@ def _aval_of(shape: tuple[int, ...], dtype: Any) -> Aval:
     if a is None:
         a = _avals[(shape, dtype)] = Aval(shape, dtype)
     return a
-
-
-def is_lin(a: Any) -> bool:
-    return a.__class__ is Tensor and a._level == D.LIN
 
 
 def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tensor:

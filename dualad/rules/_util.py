@@ -1,4 +1,5 @@
-"""Shared helpers for primitive definitions: batching, abstract shapes, arguments."""
+"""Shared helpers for primitive definitions: batching, abstract shapes, arguments, and
+which arguments of a transpose rule are placeholders."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.namespace import namespace
+from ..core.dispatch import LIN
 from ..core.tensor import Tensor
 
 
@@ -32,6 +34,12 @@ def is_complex(a: Any) -> bool:
     if isinstance(a, Tensor):
         return a._data.dtype.kind == "c"
     return isinstance(a, complex) or np.dtype(dtype_of(a)).kind == "c"
+
+
+def is_lin(a: Any) -> bool:
+    """Whether ``a`` is a placeholder of reverse mode's linearization: an argument a
+    transpose rule gives a cotangent to (the others are the linear map's constants)."""
+    return a.__class__ is Tensor and a._level == LIN
 
 
 def norm_axes(axis: Any, ndim: int) -> tuple[int, ...]:

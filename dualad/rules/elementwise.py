@@ -29,7 +29,8 @@ import numpy as np
 from .. import _fpfilter  # noqa: F401  (installs the filter this module's code relies on)
 from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor
-from ._util import elementwise_aval, elementwise_batch
+from ._util import elementwise_aval, elementwise_batch, is_lin
+from .linear import _conj, astype, broadcast_to, unbroadcast, where
 
 # name: (ufunc, d/dx)   — x is the input, y the output
 UNARY: dict[str, tuple[Any, str]] = {
@@ -115,18 +116,6 @@ TERNARY: dict[str, tuple[Any, str, str, str]] = {
     "clip": (np.clip, "logical_and(x >= lo, x <= hi)", "x < lo", "x > hi"),
 }
 
-# Primitives linear in which arguments (jointly, or one at a time for products).
-LINEAR: dict[str, tuple[tuple[int, ...], bool]] = {
-    "negative": ((0,), True),
-    "positive": ((0,), True),
-    "add": ((0, 1), True),
-    "subtract": ((0, 1), True),
-    "multiply": ((0, 1), False),
-    "divide": ((0,), True),
-    "deg2rad": ((0,), True),
-    "rad2deg": ((0,), True),
-}
-
 # Results with no derivative at all (booleans, integers, indices).
 NONDIFF: dict[str, Any] = {
     "equal": np.equal, "not_equal": np.not_equal, "less": np.less,
@@ -160,6 +149,52 @@ def horner(u: Any, coefficients: tuple[float, ...]) -> Any:
 
 
 HELPERS = {"horner": horner}
+
+
+# -- the linear ones: their transpose rules -------------------------------------------------
+# Adjoints for ``Re<a, b>`` (``rule(ct, args) -> cotangent per argument``, see
+# ``rules.linear``): multiplying by ``c`` transposes to multiplying by ``conj(c)``, and a
+# broadcast operand's cotangent is summed back to its shape (``unbroadcast``).
+
+
+def _add_t(ct: Any, args: Any) -> list[Any]:
+    return [unbroadcast(ct, a.shape) if is_lin(a) else None for a in args]
+
+
+def _sub_t(ct: Any, args: Any) -> list[Any]:
+    a, b = args
+    return [unbroadcast(ct, a.shape) if is_lin(a) else None,
+            unbroadcast(-ct, b.shape) if is_lin(b) else None]
+
+
+def _mul_t(ct: Any, args: Any) -> list[Any]:
+    a, b = args
+    if is_lin(a):
+        return [unbroadcast(ct * _conj(b), a.shape), None]
+    return [None, unbroadcast(_conj(a) * ct, b.shape)]
+
+
+def _div_t(ct: Any, args: Any) -> list[Any]:
+    a, b = args
+    return [unbroadcast(ct / _conj(b), a.shape), None]
+
+
+def _scale_t(k: float) -> Any:
+    return lambda ct, args: [ct * k]
+
+
+# Primitives linear in which arguments (jointly, or one at a time for products), and the
+# transpose rule of each.
+LINEAR: dict[str, tuple[tuple[int, ...], bool, Any]] = {
+    "negative": ((0,), True, lambda ct, args: [-ct]),
+    "positive": ((0,), True, lambda ct, args: [ct]),
+    "add": ((0, 1), True, _add_t),
+    "subtract": ((0, 1), True, _sub_t),
+    "multiply": ((0, 1), False, _mul_t),
+    "divide": ((0,), True, _div_t),
+    "deg2rad": ((0,), True, _scale_t(CONSTANTS["DEG"])),
+    "rad2deg": ((0,), True, _scale_t(CONSTANTS["RAD"])),
+}
 
 # Formulas are evaluated with dualad.numpy's names, bound once the namespace exists.
 namespace: dict[str, Any] = dict(CONSTANTS, **HELPERS)
@@ -369,20 +404,13 @@ def _coef(c: Any, out: Any) -> Any:
     if cd is od or cd == od:
         return c
     if cd.kind in "biu" or (cd.kind == "f" and cd != _real_dtype(od)) or cd.kind == "c":
-        return apply(astype_prim(), c, dtype=od if (cd.kind == "c" or od.kind != "c")
+        return apply(astype, c, dtype=od if (cd.kind == "c" or od.kind != "c")
                      else _real_dtype(od))
     return c
 
 
-def astype_prim() -> Primitive:
-    from .linear import astype
-
-    return astype
-
-
 def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
     """JVP rule ``sum_i t_i * f_i(args, y)`` from per-argument derivative formulas."""
-    from .linear import broadcast_to
 
     def jvp(primals: Any, tangents: Any, out: Any) -> Any:
         acc = None
@@ -399,7 +427,7 @@ def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
         if acc is None:
             return None
         if acc.dtype != out.dtype:  # an input promoted by the other (f32 + i64 -> f64)
-            acc = apply(astype_prim(), acc, dtype=out.dtype)
+            acc = apply(astype, acc, dtype=out.dtype)
         if acc.shape != out.shape:
             acc = apply(broadcast_to, acc, shape=out.shape)
         return acc
@@ -409,7 +437,7 @@ def formula_jvp(fns: list[Any]) -> Callable[..., Any]:
 
 def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
     compiled = [compile_formula(s, len(srcs)) for s in srcs]
-    lin, joint = LINEAR.get(name, ((), True))
+    lin, joint, transpose = LINEAR.get(name, ((), True, None))
     p = Ufunc(
         name,
         fn,
@@ -419,11 +447,12 @@ def _make(name: str, fn: Any, srcs: tuple[str, ...]) -> Ufunc:
         joint=joint,
         batch=elementwise_batch(fn),
         aval=elementwise_aval,
+        transpose=transpose,
     )
     p.nin = len(srcs)
     p.formulas = srcs
     p.ufunc = fn
-    # the same formulas on Tensors (reverse's direct rule: transpose.elementwise_t)
+    # the same formulas on Tensors (the fast layer's direct transpose: fast.transpose.elementwise_t)
     # (not quieted one by one: their one caller, elementwise_t, runs quietly)
     p.coefs = [c[0] for c in compiled]
     # the fast layer's slots (``dualad.fast``), empty on the general path: the formulas
@@ -451,8 +480,8 @@ def accelerate_with(accelerate: Callable[[Ufunc], None]) -> None:
         accelerate(p)
 
 
-# (read by the fast paths of reverse/transpose.py as well as the fast layer's: they move
-# to dualad/fast/ with those paths)
+# (read by the fast layer's hot paths and array transposes: they move to dualad/fast/ with
+# those paths)
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
@@ -534,18 +563,17 @@ def _angle_jvp(primals: Any, tangents: Any, out: Any) -> Any:
 
 
 def _where(c: Any, a: Any, b: Any) -> Any:
-    from .linear import where
-
     return apply(where, c, a, b)
 
 
-def _self_linear(name: str, fn: Any) -> Ufunc:
+def _self_linear(name: str, fn: Any, transpose: Any) -> Ufunc:
     ref: list[Ufunc] = []
 
     def jvp(primals: Any, tangents: Any, out: Any) -> Any:
         return apply(ref[0], tangents[0])
 
-    p = Ufunc(name, fn, jvp, linear=(0,), batch=elementwise_batch(fn), aval=_real_imag_aval(name))
+    p = Ufunc(name, fn, jvp, linear=(0,), batch=elementwise_batch(fn), aval=_real_imag_aval(name),
+              transpose=transpose)
     p.nin, p.formulas, p.ufunc = 1, (), fn
     ref.append(p)
     return p
@@ -566,9 +594,12 @@ def _special(name: str, fn: Any, jvp: Any, reads: Any) -> Ufunc:
     return p
 
 
-PRIMS["conj"] = _self_linear("conj", np.conjugate)
-PRIMS["real"] = _self_linear("real", np.real)
-PRIMS["imag"] = _self_linear("imag", np.imag)
+# R-linear, not C-linear: each one's adjoint for Re<a, b> — conj its own; real the embedding
+# of R in C (a cast back to the input's dtype); imag multiplying by 1j
+PRIMS["conj"] = _self_linear("conj", np.conjugate, lambda ct, args: [_conj(ct)])
+PRIMS["real"] = _self_linear("real", np.real,
+                             lambda ct, args: [apply(astype, ct, dtype=args[0].dtype)])
+PRIMS["imag"] = _self_linear("imag", np.imag, lambda ct, args: [ct * 1j])
 PRIMS["real"].view = PRIMS["imag"].view = True  # (NumPy's real and imag parts are views)
 # sign's and angle's derivatives are 0 for a real input: their rules read z only when it is
 # complex (a real sign saves nothing, as torch's; a later write into x does not matter)

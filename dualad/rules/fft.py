@@ -3,11 +3,24 @@
 Four one-dimensional transforms are primitives — ``fft``, ``ifft`` (C -> C),
 ``rfft`` (R -> C) and ``irfft`` (C -> R, Hermitian) — each with its
 evaluation, its batching rule (the axis shifts past the tangent batch axes),
-its abstract evaluation and its JVP, which is the transform itself applied to
-the tangent. Their transpose rules (adjoints for ``Re<a, b>``) are in
-``dualad.reverse.transpose_fft``. Every other function here (``fft2``,
-``fftn``, ``rfftn``, ``hfft``, ``fftshift``, ...) is a composition, so its
-derivatives in both modes need no code of its own.
+its abstract evaluation, its JVP, which is the transform itself applied to
+the tangent, and its transpose rule, an adjoint for the real inner product
+``<a, b> = Re(sum(conj(a) * b))`` (written with dualad operations, so it is
+differentiable and batched, as ``dualad.rules.linear`` says):
+
+* ``fft(norm)``'s adjoint is ``ifft`` with the dual norm (backward <-> forward,
+  ortho <-> ortho), and vice versa; a transform length ``n`` different from the
+  input length crops or zero-pads the input, whose adjoint pads or crops back.
+* ``rfft`` keeps the non-negative half of the spectrum of a real signal: its
+  adjoint is ``irfft`` (dual norm) of the cotangent weighted by ``1`` at the
+  zero/Nyquist frequencies and ``1/2`` elsewhere (``irfft`` counts those twice).
+* ``irfft`` (C -> R, Hermitian): its adjoint is ``w_k * rfft(ct)_k`` with the
+  dual norm, ``w_0 = 1``, ``w_k = 2`` for ``0 < k < n/2``, ``w_{n/2} = 1`` for
+  even ``n``.
+
+Every other function here (``fft2``, ``fftn``, ``rfftn``, ``hfft``,
+``fftshift``, ...) is a composition, so its derivatives in both modes need no
+code of its own.
 
 Parameters are canonical by the time they reach a primitive: ``n`` is the
 transform length (the input is cropped or zero-padded to it along ``axis``),
@@ -22,6 +35,8 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import namespace as _B
+from ..backends.namespace import like as _like
 from ..backends.namespace import namespace
 from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor, _make
@@ -49,7 +64,7 @@ def _out_len(kind: str, n: int) -> int:
     return n // 2 + 1 if kind == "rfft" else n
 
 
-def _transform(kind: str) -> Primitive:
+def _transform(kind: str, transpose: Any) -> Primitive:
     def impl(a: Any, *, n: int, axis: int, norm: str) -> Any:
         return getattr(namespace(a).fft, kind)(a, n=n, axis=axis, norm=norm)
 
@@ -69,15 +84,77 @@ def _transform(kind: str) -> Primitive:
     def jvp(primals: Any, tangents: Any, out: Any, **params: Any) -> Any:
         return apply(ref[0], tangents[0], **params)
 
-    p = Primitive(kind, impl, jvp, linear=(0,), batch=batch, aval=aval)
+    p = Primitive(kind, impl, jvp, linear=(0,), batch=batch, aval=aval, transpose=transpose)
     ref.append(p)
     return p
 
 
-FFT = _transform("fft")
-IFFT = _transform("ifft")
-RFFT = _transform("rfft")
-IRFFT = _transform("irfft")
+# -- the transposes (see the module's docstring) -----------------------------------------
+
+
+def _fit(r: Any, m: int, axis: int) -> Any:
+    """Crop or zero-pad ``r`` along ``axis`` to length ``m`` (adjoint of the reverse)."""
+    cur = r.shape[axis]
+    if cur > m:
+        return F.getitem(r, (slice(None),) * axis + (slice(0, m),))
+    if cur < m:
+        width = [(0, 0)] * r.ndim
+        width[axis] = (0, m - cur)
+        return F.pad(r, width)
+    return r
+
+
+def _along(w: np.ndarray, ndim: int, axis: int) -> np.ndarray:
+    return w.reshape((-1,) + (1,) * (ndim - 1 - axis))
+
+
+def _c2c_t(inverse: str) -> Any:
+    """The transpose of a complex transform: the ``inverse`` one, with the dual norm."""
+
+    def rule(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
+        (a,) = args
+        r = apply(PRIMS[inverse], ct, n=n, axis=axis, norm=DUAL_NORM[norm])
+        return [_fit(r, a.shape[axis], axis)]
+
+    return rule
+
+
+def _on(w: Any, t: Any) -> Any:
+    """The NumPy weights ``w`` on ``t``'s kind (a CuPy cotangent cannot meet them)."""
+    a = getattr(t, "_data", t)
+    return w if a.__class__ is np.ndarray else _B.asarray_like(w, like=_like(a))
+
+
+def _rfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
+    (a,) = args
+    h = n // 2 + 1
+    w = np.full(h, 0.5)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    ct = ct * _along(_on(w.astype(_real_dtype(ct.dtype)), ct), ct.ndim, axis)
+    r = apply(IRFFT, ct, n=n, axis=axis, norm=DUAL_NORM[norm])
+    return [_fit(r, a.shape[axis], axis)]
+
+
+def _irfft_t(ct: Any, args: Any, *, n: int, axis: int, norm: str) -> list[Any]:
+    (a,) = args
+    if ct.dtype.kind == "c":  # the adjoint of embedding R in C
+        ct = F.real(ct)
+    h = n // 2 + 1
+    w = np.full(h, 2.0)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[-1] = 1.0
+    r = apply(RFFT, ct, n=n, axis=axis, norm=DUAL_NORM[norm])
+    r = r * _along(_on(w.astype(_real_dtype(ct.dtype)), r), r.ndim, axis)
+    return [_fit(r, a.shape[axis], axis)]
+
+
+FFT = _transform("fft", _c2c_t("ifft"))
+IFFT = _transform("ifft", _c2c_t("fft"))
+RFFT = _transform("rfft", _rfft_t)
+IRFFT = _transform("irfft", _irfft_t)
 PRIMS = {"fft": FFT, "ifft": IFFT, "rfft": RFFT, "irfft": IRFFT}
 
 

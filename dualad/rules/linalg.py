@@ -9,8 +9,9 @@ einsum with a constant operand, ``solve`` with a constant matrix, transposes,
 transpose of these rules, so no backward formula is written anywhere.
 
 One primitive is linear: :data:`solve` is linear in its right-hand side, so
-JVP rules may use it on tangents; its transpose (``ct -> solve(A^H, ct)``)
-lives in ``dualad.reverse.transpose_fft`` with the fft family's.
+JVP rules may use it on tangents; its transpose, the adjoint for ``Re<a, b>``,
+is ``ct -> solve(A^H, ct)``, given where it is made (as ``undefined``'s, which
+raises).
 
 Degenerate inputs
 -----------------
@@ -56,6 +57,7 @@ from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor, _make
 from . import vocabulary as F
 from ._util import align, norm_axes, norm_axis, shape_of
+from .linear import unbroadcast
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -191,6 +193,7 @@ undefined = Primitive(
     linear=(0,),
     batch=lambda arrays, nbs, *, shape, dtype, msg: _undefined_raise(msg),
     aval=lambda args, *, shape, dtype, msg: (shape, dtype),
+    transpose=lambda ct, args, *, shape, dtype, msg: _undefined_raise(msg),
 )
 """Linear in its argument; evaluating or transposing it raises ``LinAlgError(msg)``.
 
@@ -253,6 +256,12 @@ def _solve_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return apply(solve_p, a, r)
 
 
+def _solve_t(ct: Any, args: Any) -> list[Any]:
+    a, b = args  # (linear in b alone: x = A^-1 b transposes to A^-H ct)
+    ah = F.conj(F.swapaxes(a, -1, -2))
+    return [None, unbroadcast(apply(solve_p, ah, ct), b.shape)]
+
+
 solve_p = Primitive(
     "solve",
     _solve_impl,
@@ -261,6 +270,7 @@ solve_p = Primitive(
     linear=(1,),
     batch=_solve_batch,
     aval=_solve_aval,
+    transpose=_solve_t,
 )
 """``solve(A, B)`` for stacks ``A: (..., n, n)``, ``B: (..., n, k)``; linear in ``B``."""
 

@@ -2,11 +2,21 @@
 
 Each has its evaluation, its batching rule (tangents with leading batch axes),
 its abstract evaluation (shape and dtype, so reverse mode can linearize without
-computing values) and its JVP — itself, applied to the tangents. Transpose
-rules live beside the engine, in ``dualad.reverse.transpose``.
+computing values), its JVP — itself, applied to the tangents — and its
+transpose rule, given to it where it is made.
+
+A transpose rule is ``rule(ct, args, **params) -> cotangent per argument``
+(``None`` for arguments that are not placeholders, ``is_lin``). Rules are
+adjoints for the real inner product ``<a, b> = Re(sum(conj(a) * b))``:
+multiplying by ``c`` transposes to multiplying by ``conj(c)``, which yields the
+seeds' conjugate Wirtinger gradients. Rules are written with primitives (and
+Tensor's operators), so they are themselves differentiable (double backward)
+and carry tangents (forward-over-reverse), and batched cotangents flow through
+the primitives' batching rules.
 
 Parameters are canonical by the time they reach a primitive (axes are sorted
-non-negative tuples, shapes are explicit), so rules never re-parse user input.
+non-negative tuples, shapes are explicit), so rules never re-parse user input:
+the rules here apply primitives directly, not the NumPy-facing vocabulary.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from ..backends.namespace import is_dask as _is_dask
 from ..backends.namespace import like as _like
 from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor
-from ._util import align, move_batch_first, move_batch_last, proxy_aval, shape_of
+from ._util import align, is_lin, move_batch_first, move_batch_last, proxy_aval, shape_of
 
 
 def _self_jvp(prim_ref: list[Primitive]) -> Any:
@@ -38,15 +48,76 @@ def _self_jvp(prim_ref: list[Primitive]) -> Any:
     return jvp
 
 
-def _linear1(name: str, impl: Any, batch: Any, aval: Any, view: bool = False) -> Primitive:
+def _linear1(name: str, impl: Any, batch: Any, aval: Any, transpose: Any,
+             view: bool = False) -> Primitive:
     ref: list[Primitive] = []
-    p = Primitive(name, impl, _self_jvp(ref), linear=(0,), batch=batch, aval=aval, view=view)
+    p = Primitive(name, impl, _self_jvp(ref), linear=(0,), batch=batch, aval=aval, view=view,
+                  transpose=transpose)
     ref.append(p)
     LINEAR1.append(p)
     return p
 
 
 LINEAR1: list[Primitive] = []  # (their JVP on arrays: ``fast.elementwise.fast_linear1``)
+
+
+# -- the few operations the transpose rules are written in ----------------------------------
+# (each a primitive on canonical parameters; an identity reshape or permutation is the
+# array itself, as NumPy's functions make it, so a rule adds no node that does nothing)
+
+
+def _conj(c: Any) -> Any:
+    """``conj(c)``, for a coefficient ``c``: multiplying by ``c`` transposes to multiplying
+    by ``conj(c)``."""
+    if isinstance(c, Tensor):
+        return c.conj() if c._data.dtype.kind == "c" else c
+    if isinstance(c, (bool, int, float)):
+        return c
+    if isinstance(c, complex):
+        return c.conjugate()
+    return np.conj(c)
+
+
+def _reshaped(a: Any, shape: tuple[int, ...]) -> Any:
+    return a if a.shape == shape else apply(reshape, a, shape=shape)
+
+
+def _permuted(a: Any, axes: tuple[int, ...]) -> Any:
+    return a if axes == tuple(range(len(axes))) else apply(transpose, a, axes=axes)
+
+
+def _swapped(a: Any) -> Any:
+    """``a`` with its last two axes swapped (a constant array comes back a Tensor)."""
+    n = a.ndim
+    return apply(transpose, a, axes=(*range(n - 2), n - 1, n - 2))
+
+
+def _expanded(a: Any, axis: int) -> Any:
+    """``a`` with a new axis of length one at ``axis`` (-1 or -2)."""
+    s = tuple(a.shape)
+    k = len(s) + 1 + axis
+    return apply(reshape, a, shape=s[:k] + (1,) + s[k:])
+
+
+def _sliced(a: Any, key: tuple[Any, ...]) -> Any:
+    return apply(getitem, a, idx=Index(key, a.ndim))
+
+
+def _flipped(a: Any, axis: int) -> Any:
+    return _sliced(a, tuple(slice(None, None, -1) if i == axis else slice(None)
+                            for i in range(a.ndim)))
+
+
+def unbroadcast(ct: Any, shape: tuple[int, ...]) -> Any:
+    """Sum ``ct`` down to ``shape`` (the transpose of broadcasting)."""
+    if ct.shape == shape:
+        return ct
+    lead = ct.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, d in enumerate(shape) if d == 1 and ct.shape[lead + i] != 1
+    )
+    r = apply(reduce_sum, ct, axis=axes, keepdims=True) if axes else ct
+    return _reshaped(r, shape)
 
 
 # -- sum over axes ----------------------------------------------------------------------
@@ -67,7 +138,17 @@ def _sum_aval(args: Any, *, axis: tuple[int, ...], keepdims: bool) -> Any:
     return shape, args[0].dtype
 
 
-reduce_sum = _linear1("sum", _sum_impl, _sum_batch, _sum_aval)
+def _sum_t(ct: Any, args: Any, *, axis: tuple[int, ...], keepdims: bool) -> list[Any]:
+    (a,) = args
+    shape = a.shape
+    if not keepdims and axis != tuple(range(len(axis))):  # (summed leading axes broadcast
+        # back as they are: a whole sum's scalar, a batch of rows' sum)
+        ct = _reshaped(ct, tuple(1 if i in axis else d for i, d in enumerate(shape)))
+    # (the shapes are a sum's: broadcast_to's checks of its arguments are not needed)
+    return [ct if ct.shape == shape else apply(broadcast_to, ct, shape=shape)]
+
+
+reduce_sum = _linear1("sum", _sum_impl, _sum_batch, _sum_aval, _sum_t)
 
 
 # -- reshape, transpose, broadcast_to ------------------------------------------------------
@@ -83,7 +164,8 @@ def _reshape_batch(arrays: Any, nbs: Any, *, shape: tuple[int, ...]) -> Any:
 
 
 reshape = _linear1(
-    "reshape", _reshape_impl, _reshape_batch, lambda args, *, shape: (shape, args[0].dtype), True
+    "reshape", _reshape_impl, _reshape_batch, lambda args, *, shape: (shape, args[0].dtype),
+    lambda ct, args, *, shape: [_reshaped(ct, args[0].shape)], True,
 )
 
 
@@ -101,6 +183,7 @@ transpose = _linear1(
     _transpose_impl,
     _transpose_batch,
     lambda args, *, axes: (tuple(args[0].shape[a] for a in axes), args[0].dtype),
+    lambda ct, args, *, axes: [_permuted(ct, tuple(int(i) for i in np.argsort(axes)))],
     True,
 )
 
@@ -120,6 +203,7 @@ broadcast_to = _linear1(
     _broadcast_impl,
     _broadcast_batch,
     lambda args, *, shape: (shape, args[0].dtype),
+    lambda ct, args, *, shape: [unbroadcast(ct, args[0].shape)],
     True,
 )
 
@@ -127,6 +211,11 @@ broadcast_to = _linear1(
 def _diagonal_impl(a: Any, *, writeable: bool) -> Any:
     # NumPy's einsum takes a diagonal as a writable view, np.diagonal as a read-only one
     return np.einsum("...ii->...i", a) if writeable else np.diagonal(a, 0, -2, -1)
+
+
+def _diagonal_t(ct: Any, args: Any, *, writeable: bool) -> list[Any]:
+    shape = args[0].shape
+    return [apply(index_add, ct, idx=diagonal_index(len(shape), shape[-1]), shape=shape)]
 
 
 # The diagonal of the last two axes (of equal length), a view: what einsum('ii->i', a)
@@ -138,6 +227,7 @@ diagonal = _linear1(
     _diagonal_impl,
     lambda arrays, nbs, *, writeable: (_diagonal_impl(arrays[0], writeable=writeable), nbs[0]),
     lambda args, *, writeable: (tuple(args[0].shape[:-1]), args[0].dtype),
+    _diagonal_t,
     True,
 )
 
@@ -154,6 +244,7 @@ tri = _linear1(
     _tri_impl,
     lambda arrays, nbs, *, k, upper: (_tri_impl(arrays[0], k=k, upper=upper), nbs[0]),
     lambda args, *, k, upper: (tuple(args[0].shape), args[0].dtype),
+    lambda ct, args, *, k, upper: [apply(tri, ct, k=k, upper=upper)],
 )
 
 
@@ -253,7 +344,10 @@ def _getitem_aval(args: Any, *, idx: Any) -> Any:
     return _getitem_proxy_aval(args, idx=idx)
 
 
-getitem = _linear1("getitem", _getitem_impl, _getitem_batch, _getitem_aval, True)
+getitem = _linear1(
+    "getitem", _getitem_impl, _getitem_batch, _getitem_aval,
+    lambda ct, args, *, idx: [apply(index_add, ct, idx=idx, shape=args[0].shape)], True,
+)
 
 
 def _index_add_impl(a: Any, *, idx: Index, shape: tuple[int, ...]) -> Any:
@@ -286,6 +380,7 @@ index_add = _linear1(
     _index_add_impl,
     _index_add_batch,
     lambda args, *, idx, shape: (shape, args[0].dtype),
+    lambda ct, args, *, idx, shape: [apply(getitem, ct, idx=idx)],
 )
 
 
@@ -335,8 +430,19 @@ def _concat_jvp(primals: Any, tangents: Any, out: Any, *, axis: int) -> Any:
     return apply(concatenate, *ts, axis=axis)
 
 
+def _concat_t(ct: Any, args: Any, *, axis: int) -> list[Any]:
+    out, lo = [], 0
+    for a in args:
+        n = a.shape[axis]
+        key = (slice(None),) * axis + (slice(lo, lo + n),)
+        out.append(_sliced(ct, key) if is_lin(a) else None)
+        lo += n
+    return out
+
+
 concatenate = Primitive(
-    "concatenate", _concat_impl, _concat_jvp, linear=(), batch=_concat_batch, aval=_concat_aval
+    "concatenate", _concat_impl, _concat_jvp, linear=(), batch=_concat_batch, aval=_concat_aval,
+    transpose=_concat_t,
 )
 
 
@@ -365,11 +471,19 @@ cumsum = _linear1(
     lambda a, *, axis: np.cumsum(a, axis=axis),
     _cumsum_batch,
     lambda args, *, axis: (args[0].shape, args[0].dtype),
+    # (the adjoint of a running sum is the running sum from the other end)
+    lambda ct, args, *, axis: [_flipped(apply(cumsum, _flipped(ct, axis), axis=axis), axis)],
 )
 
 
 def _pad_batch(arrays: Any, nbs: Any, *, width: tuple[tuple[int, int], ...]) -> Any:
     return np.pad(arrays[0], ((0, 0),) * nbs[0] + width), nbs[0]
+
+
+def _pad_t(ct: Any, args: Any, *, width: tuple[tuple[int, int], ...]) -> list[Any]:
+    (a,) = args
+    return [_sliced(ct, tuple(slice(lo, lo + d) for (lo, _), d in
+                              zip(width, a.shape, strict=True)))]
 
 
 pad_zero = _linear1(
@@ -380,6 +494,7 @@ pad_zero = _linear1(
         tuple(d + lo + hi for d, (lo, hi) in zip(args[0].shape, width, strict=True)),
         args[0].dtype,
     ),
+    _pad_t,
 )
 
 
@@ -392,11 +507,19 @@ def _astype_impl(a: Any, *, dtype: Any) -> Any:
     return a.astype(dtype)
 
 
+def _astype_t(ct: Any, args: Any, *, dtype: Any) -> list[Any]:
+    # the adjoint of a cast is the cast back; of embedding R in C, the real part (which a
+    # cast from complex to real keeps)
+    (a,) = args
+    return [ct if ct.dtype == a.dtype else apply(astype, ct, dtype=a.dtype)]
+
+
 astype = _linear1(
     "astype",
     _astype_impl,
     lambda arrays, nbs, *, dtype: (_astype_impl(arrays[0], dtype=dtype), nbs[0]),
     lambda args, *, dtype: (args[0].shape, np.dtype(dtype)),
+    _astype_t,
 )
 
 
@@ -537,6 +660,36 @@ def _matmul_aval(args: Any) -> Any:
                                    for x in args])
 
 
+def _matmul_t(ct: Any, args: Any) -> list[Any]:
+    a, b = args
+    sa, sb = a.shape, b.shape
+    if is_lin(a):
+        bc = _conj(b)
+        if len(sa) == 1 and len(sb) == 1:
+            r = ct * bc
+        elif len(sa) == 1 and len(sb) == 2:  # (n,) @ (n, m): ct @ b.T (as below)
+            r = apply(matmul, ct, _swapped(bc))
+        elif len(sa) == 1:  # (n,) @ (..., n, m) -> (..., m)
+            r = apply(matmul, _expanded(ct, -2), _swapped(bc))[..., 0, :]
+        elif len(sb) == 1:  # (..., k, n) @ (n,) -> (..., k)
+            r = _expanded(ct, -1) * bc
+        else:
+            r = apply(matmul, ct, _swapped(bc))
+        return [unbroadcast(r, sa), None]
+    ac = _conj(a)
+    if len(sa) == 1 and len(sb) == 1:
+        r = ac * ct
+    elif len(sb) == 1 and len(sa) == 2:  # (k, n) @ (n,): ct @ a, where a batch of
+        r = apply(matmul, ct, ac)  # cotangents that is a known diagonal scales rows (above)
+    elif len(sb) == 1:  # (..., k, n) @ (n,)
+        r = apply(matmul, _swapped(ac), _expanded(ct, -1))[..., 0]
+    elif len(sa) == 1:  # (n,) @ (..., n, m)
+        r = _expanded(ac, -1) * _expanded(ct, -2)
+    else:
+        r = apply(matmul, _swapped(ac), ct)
+    return [None, unbroadcast(r, sb)]
+
+
 matmul = Primitive(
     "matmul",
     np.matmul,
@@ -546,6 +699,7 @@ matmul = Primitive(
     joint=False,
     batch=_matmul_batch,
     aval=_matmul_aval,
+    transpose=_matmul_t,
 )
 
 
@@ -581,6 +735,36 @@ def _einsum_jvp(primals: Any, tangents: Any, out: Any, *, spec: str) -> Any:
     return r
 
 
+def _einsum_t(ct: Any, args: Any, *, spec: str) -> list[Any]:
+    ins, out = spec.split("->")
+    terms = ins.split(",")
+    res: list[Any] = []
+    for i, (t, a) in enumerate(zip(terms, args, strict=True)):
+        if not is_lin(a):
+            res.append(None)
+            continue
+        others = [(terms[j], _conj(args[j])) for j in range(len(args)) if j != i]
+        seen = set(out).union(*[set(s) for s, _ in others])
+        keep = "".join(c for c in t if c in seen)
+        r = _contract(out, keep, ct, others)
+        if keep != t:  # letters only in this operand were summed: broadcast them back
+            r = _reshaped(r, tuple(a.shape[k] if c in seen else 1 for k, c in enumerate(t)))
+            if r.shape != a.shape:
+                r = apply(broadcast_to, r, shape=a.shape)
+        res.append(r)
+    return res
+
+
+def _contract(out: str, keep: str, ct: Any, others: list[tuple[str, Any]]) -> Any:
+    """``einsum("out,others->keep", ct, *others)``: a spec already canonical (no ellipsis,
+    no letter repeated within a term). Alone, ``ct`` whose letters all stay is only
+    permuted: a transpose, as NumPy's einsum makes it a view."""
+    if not others and set(keep) == set(out):
+        return apply(transpose, ct, axes=tuple(out.index(c) for c in keep))
+    return apply(einsum, ct, *[o for _, o in others],
+                 spec=",".join([out] + [s for s, _ in others]) + "->" + keep)
+
+
 einsum = Primitive(
     "einsum",
     _einsum_impl,
@@ -590,6 +774,7 @@ einsum = Primitive(
     joint=False,
     batch=_einsum_batch,
     aval=_einsum_aval,
+    transpose=_einsum_t,
 )
 
 
@@ -605,6 +790,16 @@ def _where_jvp(primals: Any, tangents: Any, out: Any) -> Any:
     return r if r.shape == out.shape else apply(broadcast_to, r, shape=out.shape)
 
 
+def _where_t(ct: Any, args: Any) -> list[Any]:
+    c, a, b = args
+    c = c._data if c.__class__ is Tensor else c  # (the condition carries no derivative)
+    return [
+        None,
+        unbroadcast(apply(where, c, ct, 0), a.shape) if is_lin(a) else None,
+        unbroadcast(apply(where, c, 0, ct), b.shape) if is_lin(b) else None,
+    ]
+
+
 where = Primitive(
     "where",
     np.where,
@@ -613,6 +808,7 @@ where = Primitive(
     linear=(1, 2),
     batch=None,
     aval=None,
+    transpose=_where_t,
 )
 
 
@@ -658,6 +854,14 @@ def _setitem_jvp(primals: Any, tangents: Any, out: Any, *, idx: Index) -> Any:
     return apply(setitem, tx, tv, idx=idx)
 
 
+def _setitem_t(ct: Any, args: Any, *, idx: Index) -> list[Any]:
+    x, v = args
+    return [
+        apply(setitem, ct, 0.0, idx=idx) if is_lin(x) else None,
+        unbroadcast(apply(getitem, ct, idx=idx), v.shape) if is_lin(v) else None,
+    ]
+
+
 setitem = Primitive(
     "setitem",
     _setitem_impl,
@@ -665,6 +869,7 @@ setitem = Primitive(
     linear=(0, 1),
     batch=_setitem_batch,
     aval=lambda args, *, idx: (args[0].shape, args[0].dtype),
+    transpose=_setitem_t,
 )
 
 
@@ -687,12 +892,14 @@ unbatch = _linear1(
     lambda a, *, size: a,  # never unbatched: only reached with nb > 0
     _unbatch_batch,
     lambda args, *, size: ((size,) + args[0].shape, args[0].dtype),
+    lambda ct, args, *, size: [apply(rebatch, ct, size=size)],
 )
 rebatch = _linear1(
     "rebatch",
     lambda a, *, size: a,  # marks the leading axis as the batch axis (see _rebatch_batch)
     _rebatch_batch,
     lambda args, *, size: (args[0].shape[1:], args[0].dtype),
+    lambda ct, args, *, size: [apply(unbatch, ct, size=size)],
 )
 for _p in (unbatch, rebatch):
     _p.view = True
