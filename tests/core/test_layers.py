@@ -32,26 +32,21 @@ def test_import_linter_contracts_are_kept():
 def _imports(path: pathlib.Path, module: str, modules: set[str]) -> set[str]:
     """The modules of the package that ``module`` (at ``path``) imports, anywhere in it
     (function-local imports too; not those under ``if TYPE_CHECKING:``). ``from a import b``
-    imports ``a.b`` if that is a module, else ``a``."""
-
-    def known(name: str) -> str | None:
-        while name and name not in modules:
-            name = name.rpartition(".")[0]
-        return name or None
-
+    imports ``a.b`` if that is a module, else ``a``; a module not in the tree (the fast layer,
+    deleted) is none."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str | None] = set()
+    found: set[str] = set()
     for node in _walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found.update(known(a.name) for a in node.names)
+            found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 up = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{up}.{base}" if base else up
-            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else known(base)
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
                          for a in node.names)
-    return {m for m in found if m is not None and m != module}
+    return (found & modules) - {module}
 
 
 def _walk(tree: ast.AST):
