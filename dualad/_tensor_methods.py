@@ -533,8 +533,8 @@ class ArrayMethods:
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         """``t.reshape(2, 3)`` or ``t.reshape((2, 3))``, as ``ndarray.reshape`` (a view when
-        NumPy's would be one)."""
-        return methods["reshape"](self, *shape, order=order)
+        NumPy's would be one): ``dualad.numpy.reshape(self, shape, order)``."""
+        return methods["reshape"](self, shape[0] if len(shape) == 1 else shape, order)
 
     def transpose(self, *axes: Any) -> Any:
         """``t.transpose(1, 0)``, ``t.transpose((1, 0))`` or ``t.transpose()``, as

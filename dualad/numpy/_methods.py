@@ -41,7 +41,8 @@ tensor_method("max", document=True)(F.amax)
 tensor_method("min", document=True)(F.amin)
 tensor_method("flatten")(lambda self: F.reshape(F.asarray_t(F.positive(self)), (self.size,)))
 tensor_method("copy")(lambda self: apply(E.PRIMS["positive"], self))
-tensor_method("T")(lambda self: NM.transpose_view(self))
+tensor_method("T")(NM.transpose_view)
+tensor_method("reshape")(NM.reshape_view)
 tensor_method("mT")(lambda self: F.swapaxes(self, -1, -2))
 tensor_method("real")(F.real)
 tensor_method("imag")(F.imag)
@@ -49,11 +50,6 @@ tensor_method("__divmod__")(NU.divmod)
 tensor_method("__rdivmod__")(lambda self, o: NU.divmod(o, self))
 tensor_method("compress")(lambda self, condition, axis: NI.compress(condition, self, axis))
 tensor_method("choose")(NI.choose)
-
-
-@tensor_method("reshape")
-def _reshape(self: Tensor, *shape: Any, order: str = "C") -> Any:
-    return NM.reshape_view(self, shape[0] if len(shape) == 1 else shape, order)
 
 
 @tensor_method("transpose")
