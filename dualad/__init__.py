@@ -51,7 +51,7 @@ from .forward_ad import (
 )
 from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
-from .numpy import _interop  # noqa: F401  (NumPy dispatch)
+from .numpy import _interop, _methods  # noqa: F401  (NumPy dispatch, Tensor's array methods)
 from .numpy.creation import (
     arange,
     as_tensor,

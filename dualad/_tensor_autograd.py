@@ -1,4 +1,6 @@
-"""Tensor's reverse-mode methods (backward, hooks, retain_grad), attached at import."""
+"""The meaning of Tensor's reverse-mode methods (backward, hooks, retain_grad) and of its
+copying, pickling and formatting, registered by name for the methods
+``dualad._tensor_methods.AutogradMethods`` declares and documents."""
 
 from __future__ import annotations
 
@@ -6,37 +8,23 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ._tensor_methods import tensor_method
 from .core import dispatch as D
 from .core.tensor import Tensor
 from .reverse.engine import backward as _backward
 from .reverse.graph import RemovableHandle
 
 
+@tensor_method("backward")
 def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = None,
              create_graph: bool = False, inputs: Any = None) -> None:
-    """Accumulate the gradient of this tensor into the leaves' ``.grad``.
-
-    Examples
-    --------
-    >>> x = dualad.tensor([3.0], requires_grad=True)
-    >>> (x * x).sum().backward()
-    >>> x.grad
-    tensor([6.])
-    """
+    """``Tensor.backward`` (documented there)."""
     _backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+@tensor_method("register_hook")
 def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
-    """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
-
-    Examples
-    --------
-    >>> x = dualad.tensor([1.0], requires_grad=True)
-    >>> h = x.register_hook(lambda g: g * 2)
-    >>> (x * 3).sum().backward()
-    >>> x.grad
-    tensor([6.])
-    """
+    """``Tensor.register_hook`` (documented there)."""
     if not self._rg:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     t = D.innermost(self)
@@ -46,17 +34,9 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandl
     return RemovableHandle(table, hook)
 
 
+@tensor_method("register_post_accumulate_grad_hook")
 def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> Any:
-    """Call ``hook(tensor)`` after a leaf's ``.grad`` was accumulated.
-
-    Examples
-    --------
-    >>> w = dualad.tensor([1.0, 2.0], requires_grad=True)
-    >>> seen = []
-    >>> h = w.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
-    >>> (w * 3).sum().backward(); seen
-    [[3.0, 3.0]]
-    """
+    """``Tensor.register_post_accumulate_grad_hook`` (documented there)."""
     if self._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     if not self._rg:
@@ -64,17 +44,9 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], An
     return RemovableHandle(D.innermost(self)._meta_()._table("post_hooks"), hook)
 
 
+@tensor_method("retain_grad")
 def retain_grad(self: Tensor) -> None:
-    """Keep ``.grad`` for a non-leaf tensor after backward.
-
-    Examples
-    --------
-    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
-    >>> y = x * x
-    >>> y.retain_grad()
-    >>> (y * 3).sum().backward(); y.grad
-    tensor([3., 3.])
-    """
+    """``Tensor.retain_grad`` (documented there)."""
     if not self._rg:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     t = D.innermost(self)
@@ -86,9 +58,9 @@ def retain_grad(self: Tensor) -> None:
         self._meta_().retains_grad = True  # meta, which may say it is a view)
 
 
+@tensor_method("__reduce_ex__")
 def __reduce_ex__(self: Tensor, protocol: int) -> Any:
-    """Pickle (any protocol) the array and ``requires_grad``; the graph, hooks and tangents
-    stay behind (the copy is a leaf), as torch does."""
+    """``Tensor.__reduce_ex__`` (documented there)."""
     if self._level and self._level < D.LIN and self._level in D.live:
         raise RuntimeError("cannot pickle a dual tensor while its level is live; pickle "
                            "dualad.unpack_dual(t).primal and .tangent instead")
@@ -99,22 +71,9 @@ def _rebuild(data: Any, requires_grad: bool) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
 
+@tensor_method("__copy__")
 def __copy__(self: Tensor) -> Tensor:
-    """``copy.copy(t)``: a copy of the data, as NumPy's ``copy.copy`` of an array (and
-    ``t.copy()``), differentiable: the copy keeps ``t``'s history and tangents.
-
-    torch's ``copy.copy`` shares the memory; NumPy code relies on getting its own
-    (``scipy.integrate.odeint`` copies ``y0`` with it, then integrates in place).
-
-    Examples
-    --------
-    >>> import copy
-    >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
-    >>> y = copy.copy(x); y
-    tensor([1., 2.], grad_fn=<PositiveBackward0>)
-    >>> (3 * y).sum().backward(); x.grad
-    tensor([3., 3.])
-    """
+    """``Tensor.__copy__`` (documented there)."""
     from .rules.inplace import scalar
     from .rules.vocabulary import copy
 
@@ -124,20 +83,9 @@ def __copy__(self: Tensor) -> Tensor:
     return r
 
 
+@tensor_method("__deepcopy__")
 def __deepcopy__(self: Tensor, memo: dict[int, Any]) -> Tensor:
-    """``copy.deepcopy(t)``: a copy of the data. A leaf gives a new leaf (torch's rule:
-    the same ``requires_grad``, ``.grad`` deep-copied too, no hooks); a tensor with
-    history or a tangent gives the differentiable copy of ``copy.copy`` (torch raises for
-    the first and drops the tangent of the second; NumPy code expects the value, and
-    dualad keeps its derivative).
-
-    Examples
-    --------
-    >>> import copy
-    >>> w = dualad.tensor([1.0, 2.0], requires_grad=True)
-    >>> w2 = copy.deepcopy(w); w2.is_leaf, w2.requires_grad, w2 is w
-    (True, True, False)
-    """
+    """``Tensor.__deepcopy__`` (documented there)."""
     import copy
 
     from .rules.inplace import scalar
@@ -159,18 +107,9 @@ def __deepcopy__(self: Tensor, memo: dict[int, Any]) -> Tensor:
     return r
 
 
+@tensor_method("__format__")
 def __format__(self: Tensor, format_spec: str) -> str:
-    """``format(t, spec)`` and f-strings: a 0-d tensor formats its value, as NumPy's
-    scalars and torch's 0-d tensors do (``f"{loss:.3f}"``; any derivative is left out of
-    the text); a tensor of more dimensions takes only the empty spec (its ``str``), as
-    NumPy's arrays and torch's tensors.
-
-    Examples
-    --------
-    >>> loss = dualad.tensor([1.0, 2.0], requires_grad=True).sum()
-    >>> f"{loss:.3f}"
-    '3.000'
-    """
+    """``Tensor.__format__`` (documented there)."""
     if self._data.ndim == self._nb:  # (0-d)
         return format(self._data.item(), format_spec)
     if not format_spec:
@@ -183,6 +122,3 @@ def __format__(self: Tensor, format_spec: str) -> str:
     )
 
 
-for _f in (backward, register_hook, register_post_accumulate_grad_hook, retain_grad,
-           __reduce_ex__, __copy__, __deepcopy__, __format__):
-    setattr(Tensor, _f.__name__, _f)

@@ -34,7 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad as fwAD
+from . import reverse
 from .backends.namespace import to_kind as _to_kind
+from .core.grad_mode import enable_grad
+from .core.tensor import Tensor
+from .numpy import creation
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -68,14 +73,6 @@ class GradcheckError(RuntimeError):
     """
 
 
-def _da() -> Any:
-    # Imported lazily: dualad/__init__ imports this module, so a module-level
-    # ``import dualad`` would be circular.
-    import dualad
-
-    return dualad
-
-
 def _as_tuple(x: Any) -> tuple:
     if isinstance(x, tuple):
         return x
@@ -85,7 +82,7 @@ def _as_tuple(x: Any) -> tuple:
 
 
 def _is_tensor(x: Any) -> bool:
-    return isinstance(x, _da().Tensor)
+    return isinstance(x, Tensor)
 
 
 def _is_inexact(t: Any) -> bool:
@@ -200,11 +197,10 @@ class _Check:
     # ------------------------------------------------------------------ numerical
     def _call_at(self, i: int) -> dict[int, np.ndarray]:
         """Evaluate func with input ``i`` replaced by its (perturbed) working copy."""
-        da = _da()
         args = list(self.inputs)
         # A fresh leaf that still requires grad: functions that differentiate
         # internally (gradgradcheck's v^T J) need it; the user's tensor is untouched.
-        args[i] = da.tensor(self._in(i, self.work[i]), requires_grad=True)
+        args[i] = creation.tensor(self._in(i, self.work[i]), requires_grad=True)
         outs = _as_tuple(self.func(*args))
         res = {}
         for k in self.float_out:
@@ -286,12 +282,12 @@ class _Check:
     # ------------------------------------------------------------------ reverse
     def _grad_arrays(self, outs: Sequence[Any], gos: Sequence[np.ndarray]) -> list[np.ndarray]:
         """``da.grad`` of ``outs`` with cotangents ``gos``, as arrays (None -> zeros)."""
-        da = _da()
         xs = [self.inputs[i] for i in self.diff_in]
-        gs = da.grad(
+        gs = reverse.grad(
             list(outs),
             xs,
-            grad_outputs=[da.as_tensor(_to_kind(g, o._data)) for o, g in zip(outs, gos, strict=True)],
+            grad_outputs=[creation.as_tensor(_to_kind(g, o._data))
+                          for o, g in zip(outs, gos, strict=True)],
             retain_graph=True,
             allow_unused=True,
         )
@@ -361,21 +357,20 @@ class _Check:
     # ------------------------------------------------------------------ forward
     def jvp(self, i: int, t: np.ndarray, batched: bool = False) -> dict[int, np.ndarray]:
         """Output tangents when input ``i`` carries tangent ``t`` (None -> zeros)."""
-        da = _da()
         x = self.inputs[i]
-        with da.dual_level():
+        with fwAD.dual_level():
             args = list(self.inputs)
             # A fresh leaf requiring grad, so a function that runs reverse mode
             # inside (gradgradcheck's fwd-over-rev) can differentiate w.r.t. it.
-            leaf = da.tensor(self._in(i, self.base[i]), requires_grad=True)
+            leaf = creation.tensor(self._in(i, self.base[i]), requires_grad=True)
             t = self._in(i, t.astype(np.dtype(x.dtype)))
-            args[i] = da.make_dual(leaf, da.as_tensor(t), batched=batched)
+            args[i] = fwAD.make_dual(leaf, creation.as_tensor(t), batched=batched)
             outs = _as_tuple(self.func(*args))
             res = {}
             for k in self.diff_out:
                 shape = tuple(self.outs[k].shape)
                 want = ((t.shape[0],) if batched else ()) + shape
-                tan = da.unpack_dual(outs[k]).tangent
+                tan = fwAD.unpack_dual(outs[k]).tangent
                 if tan is None:
                     res[k] = np.zeros(want, np.dtype(self.outs[k].dtype))
                     continue
@@ -585,17 +580,16 @@ class _Check:
 
     def batched_backward(self) -> None:
         """Batched cotangents (one ``is_grads_batched`` pass) vs separate passes."""
-        da = _da()
         xs = [self.inputs[i] for i in self.diff_in]
         for k in self.diff_out:
             o = self.outs[k]
             gos = self._random_like((_BATCH, *tuple(o.shape)), o.dtype)
             expected = [self._grad_arrays([o], [g]) for g in gos]
             try:
-                got = da.grad(
+                got = reverse.grad(
                     o,
                     xs,
-                    grad_outputs=da.as_tensor(_to_kind(gos, o._data)),
+                    grad_outputs=creation.as_tensor(_to_kind(gos, o._data)),
                     retain_graph=True,
                     allow_unused=True,
                     is_grads_batched=True,
@@ -667,7 +661,7 @@ class _Check:
             except RuntimeError as e:
                 raise GradcheckError(
                     f"Expected backward to handle an undefined grad for output {skip} (it "
-                    f"was left out of da.grad), but it raised: {e}"
+                    f"was left out of reverse.grad), but it raised: {e}"
                 ) from e
             for i, g in zip(self.diff_in, grads, strict=True):
                 if np.any(g != 0):
@@ -679,26 +673,25 @@ class _Check:
 
     def undefined_forward(self) -> None:
         """A materialised zero tangent and no tangent must give the same output tangents."""
-        da = _da()
         us = {i: self._random_like(self.base[i].shape, self.inputs[i].dtype) for i in self.diff_in}
         for i in self.diff_in:
             results = []
             for zero_tangent in (True, False):
-                with da.dual_level():
+                with fwAD.dual_level():
                     args = list(self.inputs)
                     # Leaves requiring grad, as in jvp(): the function may run reverse mode.
                     for j in self.diff_in:
                         if j != i:
-                            leaf = da.tensor(self._in(j, self.base[j]), requires_grad=True)
-                            args[j] = da.make_dual(leaf, da.as_tensor(self._in(j, us[j])))
-                    args[i] = da.tensor(self._in(i, self.base[i]), requires_grad=True)
+                            leaf = creation.tensor(self._in(j, self.base[j]), requires_grad=True)
+                            args[j] = fwAD.make_dual(leaf, creation.as_tensor(self._in(j, us[j])))
+                    args[i] = creation.tensor(self._in(i, self.base[i]), requires_grad=True)
                     if zero_tangent:
                         zero = self._in(i, np.zeros_like(us[i]))
-                        args[i] = da.make_dual(args[i], da.as_tensor(zero))
+                        args[i] = fwAD.make_dual(args[i], creation.as_tensor(zero))
                     outs = _as_tuple(self.func(*args))
                     tans = {}
                     for k in self.float_out:
-                        t = da.unpack_dual(outs[k]).tangent
+                        t = fwAD.unpack_dual(outs[k]).tangent
                         tans[k] = np.zeros(self.out_ref[k].shape) if t is None else _arr(t)
                     results.append(tans)
             for k in self.float_out:
@@ -996,12 +989,11 @@ def gradgradcheck(
         raise ValueError(
             "Setting check_batched_grad=True in gradgradcheck requires check_rev_over_rev to be True"
         )
-    da = _da()
     xs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(_SEED + 1)
         outs = [o for o in _as_tuple(func(*xs)) if _is_tensor(o) and o.requires_grad]
-        gos = tuple(_random_cotangent(da, rng, o, gen_non_contig_grad_outputs) for o in outs)
+        gos = tuple(_random_cotangent(rng, o, gen_non_contig_grad_outputs) for o in outs)
     else:
         gos = _as_tuple(grad_outputs)
     n_in = len(xs)
@@ -1010,9 +1002,10 @@ def gradgradcheck(
     def vjp(*args: Any) -> tuple:
         ins, vs = args[:n_in], args[n_in:]
         # gradcheck may call this in any grad mode; the inner backward must be recorded.
-        with da.enable_grad():
+        with enable_grad():
             outs = [o for o in _as_tuple(func(*ins)) if _is_tensor(o) and o.requires_grad]
-            gs = da.grad(outs, [ins[i] for i in diff_in], list(vs), create_graph=True, allow_unused=True)
+            gs = reverse.grad(outs, [ins[i] for i in diff_in], list(vs), create_graph=True,
+                              allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(
@@ -1033,7 +1026,7 @@ def gradgradcheck(
     )
 
 
-def _random_cotangent(da: Any, rng: np.random.Generator, o: Any, noncontig: bool) -> Any:
+def _random_cotangent(rng: np.random.Generator, o: Any, noncontig: bool) -> Any:
     dt = np.dtype(o.dtype)
     shape = tuple(o.shape)
     v = rng.uniform(-1, 1, shape)
@@ -1041,11 +1034,11 @@ def _random_cotangent(da: Any, rng: np.random.Generator, o: Any, noncontig: bool
         v = v + 1j * rng.uniform(-1, 1, shape)
     v = v.astype(dt)
     if o._data.__class__ is not np.ndarray:  # of the output's kind (a Dask array has no strides)
-        return da.tensor(_to_kind(v, o._data), requires_grad=True)
+        return creation.tensor(_to_kind(v, o._data), requires_grad=True)
     if noncontig and v.size > 1:
         # Every other element of a wider buffer: a strided, non-contiguous view.
         buf = np.zeros((*shape, 2), dt)
         buf[..., 0] = v
         v = buf[..., 0]
-        return da.as_tensor(v).requires_grad_()
-    return da.tensor(v, requires_grad=True)
+        return creation.as_tensor(v).requires_grad_()
+    return creation.tensor(v, requires_grad=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._tensor_methods import tensor_method
 from ..core.tensor import Tensor, _make
 from .namespace import is_dask
 
@@ -41,18 +42,9 @@ def compute(*args: Any, **kwargs: Any) -> tuple[Any, ...]:
                  for a, d in zip(args, done, strict=True))
 
 
+@tensor_method("compute")
 def compute_tensor(self: Tensor, **kwargs: Any) -> Tensor:
-    """A Tensor holding this tensor's computed array (detached; ``kwargs`` go to
-    ``dask.compute``). A tensor of a NumPy or CuPy array comes back detached as it is.
-
-    Examples
-    --------
-    >>> import dask.array
-    >>> x = dualad.tensor(dask.array.arange(4.0, chunks=2))
-    >>> (x * 2).compute()
-    tensor([0., 2., 4., 6.])
-    """
+    """``Tensor.compute`` (documented there): ``compute`` of one tensor."""
     return compute(self, **kwargs)[0]
 
 
-Tensor.compute = compute_tensor  # type: ignore[attr-defined]

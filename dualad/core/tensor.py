@@ -14,7 +14,8 @@ array (``_t``), so one object is built per op instead of three. ``_primal`` and
 Reverse-mode state lives on the innermost primal: ``_rg`` (requires grad),
 ``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made. The
 rarely used rest (``.grad``, hooks, ...) sits in ``_meta``, created on demand.
-Operators and array methods are attached by ``dualad.rules``.
+Operators, NumPy's array methods and the reverse-mode methods are declared in the
+classes Tensor inherits (``dualad._tensor_methods``); the layers above give them meaning.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._tensor_methods import ArrayMethods, AutogradMethods
 from ..backends import namespace as _backend
 from . import grad_mode as _gm
 
@@ -70,7 +72,7 @@ class _Meta:
         return d
 
 
-class Tensor:
+class Tensor(AutogradMethods, ArrayMethods):
     """An n-dimensional array that dualad can differentiate.
 
     ``dualad.Tensor(data)`` wraps ``data`` (sharing it when it is already an

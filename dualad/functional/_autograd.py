@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import dualad as da
+from dualad import forward_ad as fwAD
+from dualad import reverse
+from dualad.core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from dualad.grad_mode import untracked_tangents
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
@@ -137,7 +139,7 @@ def vjp(
             [4., 4., 4.]])
     """
     own: list[Tensor] = []
-    with da.enable_grad():
+    with enable_grad():
         in_tuple, xs = as_tuple(inputs, "inputs", "vjp")
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True, own=own)
         out_tuple, outs = as_tuple(func(*xs), _OUT, "vjp", allow_arrays=False)
@@ -145,10 +147,10 @@ def vjp(
             check_outputs_differentiable(outs)
         vs = _directions(v, outs, out_tuple, "vjp", create_graph,
                          "the output of the user-provided function")
-    with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
         sel = [(o, c) for o, c in zip(outs, vs, strict=True) if o.requires_grad]
         if sel:
-            g = da.grad(
+            g = reverse.grad(
                 [o for o, _ in sel], list(xs), [c for _, c in sel],
                 create_graph=create_graph, allow_unused=True,
             )
@@ -214,14 +216,14 @@ def jvp(
     tensor([3., 6.])
     """
     own: list[Tensor] = []
-    ctx = da.enable_grad() if create_graph else _Null()
+    ctx = enable_grad() if create_graph else _Null()
     with ctx:
         in_tuple, xs = as_tuple(inputs, "inputs", "jvp")
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=create_graph, own=own)
         vs = _directions(v, xs, in_tuple, "jvp", create_graph,
                          "the input to the user-provided function")
-        with da.dual_level():
-            duals = [da.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(x, t) for x, t in zip(xs, vs, strict=True)]
             out_tuple, outs = as_tuple(func(*duals), _OUT, "jvp", allow_arrays=False)
             tans = [tangent_or_none(o) for o in outs]
             prims = [primal_of(o) for o in outs]
@@ -337,7 +339,7 @@ def jacobian(
             info["tuple"] = t
             return outs
 
-        ctx = da.enable_grad() if create_graph else _Null()
+        ctx = enable_grad() if create_graph else _Null()
         with ctx:
             xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph, own=own)
             _, J = forward_blocks(
@@ -346,12 +348,12 @@ def jacobian(
             )
         out_tuple = info.get("tuple", False)
     else:
-        with da.enable_grad():
+        with enable_grad():
             xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             out_tuple, outs = as_tuple(func(*xs), _OUT, "jacobian", allow_arrays=False)
             if strict:
                 check_outputs_differentiable(outs)
-        with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
             J = reverse_blocks(
                 outs, xs, vectorize=vectorize, chunk_size=chunk_size,
                 create_graph=create_graph, strict=strict,
@@ -440,7 +442,7 @@ def hessian(
         if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
             g: list[Tensor | None] = [None] * len(xs)
         else:
-            g = list(da.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
+            g = list(reverse.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
         if strict:
             for j, gj in enumerate(g):
                 if gj is None:
@@ -448,7 +450,7 @@ def hessian(
         return g
 
     def by_rows() -> list[list[Tensor]]:  # reverse-over-reverse
-        with da.enable_grad():
+        with enable_grad():
             xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             out = scalar(*xs)
             g = inner_grad(out, xs, keep=True)
@@ -457,7 +459,7 @@ def hessian(
                     if gj is not None and not gj.requires_grad:
                         raise err_linear_gradient(j)
             gs = [gj if gj is not None else zeros_like(xs[j]) for j, gj in enumerate(g)]
-        with da.set_grad_enabled(True if create_graph else da.is_grad_enabled()):
+        with set_grad_enabled(True if create_graph else is_grad_enabled()):
             return reverse_blocks(
                 gs, xs, vectorize=vectorize, chunk_size=chunk_size,
                 create_graph=create_graph, strict=strict, what="Hessian",
@@ -472,7 +474,7 @@ def hessian(
             return tuple(gj if gj is not None else zeros_like(a[j]) for j, gj in enumerate(g))
 
         # without create_graph, nothing differentiates the tangents by reverse mode
-        with da.enable_grad(), _Null() if create_graph else untracked_tangents():
+        with enable_grad(), _Null() if create_graph else untracked_tangents():
             xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
             return forward_blocks(
                 grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
@@ -538,13 +540,13 @@ def _hvp_impl(
 ) -> tuple[Any, Any]:
     """Forward-over-reverse: ``grad`` of ``func`` on dual inputs ``(x, v)`` has tangent ``H v``."""
     own: list[Tensor] = []
-    with da.enable_grad():
+    with enable_grad():
         in_tuple, xs = as_tuple(inputs, "inputs", fn_name)
         xs = grad_preprocess(xs, create_graph=create_graph, need_graph=True, own=own)
         vs = _directions(v, xs, in_tuple, fn_name, create_graph,
                          "the input to the user-provided function")
-        with da.dual_level() as level:
-            duals = tuple(da.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
+        with fwAD.dual_level() as level:
+            duals = tuple(fwAD.make_dual(x, t) for x, t in zip(xs, vs, strict=True))
             with _Null() if create_graph else untracked_tangents():
                 out = _single_scalar_output(func(*duals), fn_name)
             if strict and not out.requires_grad:
@@ -553,7 +555,7 @@ def _hvp_impl(
             if not out.requires_grad:  # independent of every input: H v is zero
                 ts = [None] * len(duals)
             elif create_graph:
-                g = da.grad(_root(out), list(duals), create_graph=True, allow_unused=True)
+                g = reverse.grad(_root(out), list(duals), create_graph=True, allow_unused=True)
                 ts = [None if gj is None else _tangent_or_no(gj) for gj in g]
             else:  # only the gradient's tangent is read: its primal is left uncomputed
                 ts = grad_tangents(_root(out), duals, level)

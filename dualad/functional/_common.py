@@ -13,16 +13,15 @@ from typing import Any
 
 import numpy as np
 
-import dualad as da
 from dualad.backends import namespace as _B
 from dualad.backends.namespace import as_array as _as_array
 from dualad.backends.namespace import is_array as _is_array
 from dualad.backends.namespace import like as _like
 from dualad.core import dispatch as _dispatch  # (the core's levels: already imported by dualad.rules)
+from dualad.core.tensor import Tensor
 from dualad.forward_ad import _unpack
+from dualad.numpy import creation
 from dualad.rules.linear import identity_seed
-
-Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before the core finishes
 
 # ---------------------------------------------------------------------------
 # Inputs and outputs given as "a Tensor or a tuple of Tensors"
@@ -30,7 +29,7 @@ Tensor = Any  # ``da.Tensor``; spelled as Any so that this module imports before
 
 
 def is_tensor(x: Any) -> bool:
-    return isinstance(x, da.Tensor)
+    return isinstance(x, Tensor)
 
 
 def as_tuple(
@@ -51,7 +50,7 @@ def as_tuple(
         elif allow_arrays and (isinstance(el, (np.ndarray, np.generic)) or _is_array(el)):
             # Shares memory with the caller's array: nothing below writes to it (a Dask or
             # CuPy array is kept as it is).
-            out.append(da.as_tensor(_as_array(el)))
+            out.append(creation.as_tensor(_as_array(el)))
         else:
             kinds = "a Tensor / ndarray" if allow_arrays else "a Tensor"
             where = f"the element at index {i}" if was_tuple else f"the given {arg_name}"
@@ -127,7 +126,7 @@ def plus_zero_leaf(t: Tensor) -> tuple[Tensor, Tensor]:
     Differentiating w.r.t. ``z`` (or the sum) gives the derivative w.r.t. ``t``, while
     ``t``'s own derivatives — an enclosing transform's graph, its tangents — flow on.
     """
-    z = da.zeros_like(t.detach(), requires_grad=True)  # (on t's device)
+    z = creation.zeros_like(t.detach(), requires_grad=True)  # (on t's device)
     return t + z, z
 
 
@@ -159,11 +158,11 @@ def numel(t: Tensor) -> int:
 
 
 def zeros_like(t: Tensor, lead: tuple[int, ...] = ()) -> Tensor:
-    return da.as_tensor(_B.zeros(lead + tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
+    return creation.as_tensor(_B.zeros(lead + tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 def ones_like(t: Tensor) -> Tensor:
-    return da.as_tensor(_B.ones(tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
+    return creation.as_tensor(_B.ones(tuple(t.shape), dtype=t.dtype, like=_like(t._data)))
 
 
 # ---------------------------------------------------------------------------
@@ -390,14 +389,14 @@ def _without_history(t: Tensor) -> Tensor:
         d._nb = t._nb  # (a batched tangent keeps its batch axes)
         return d
     if t._p is None:  # flat: a plain primal in _data (and maybe a bare tangent array)
-        p = da.as_tensor(t._data)
+        p = creation.as_tensor(t._data)
         p._nb, p._vc = t._nb, t._version_counter()
     else:
         p = _without_history(t._p)
     if lv not in _dispatch.live:
         return p
     tt = t._t
-    tt = _without_history(tt) if tt.__class__ is t.__class__ else da.as_tensor(tt)
+    tt = _without_history(tt) if tt.__class__ is t.__class__ else creation.as_tensor(tt)
     return _dispatch.dual(lv, p, tt)
 
 

@@ -22,10 +22,12 @@ from typing import Any
 
 import numpy as np
 
-import dualad as da
+from dualad import forward_ad as fwAD
+from dualad import reverse
 from dualad.backends import namespace as _B
 from dualad.backends.namespace import like as _like
 from dualad.forward_ad import _unpack
+from dualad.numpy import creation
 from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 
 from ._common import (
@@ -106,7 +108,7 @@ def _unshared(t: Tensor | None, seeds: Sequence[Any]) -> Tensor | None:
     a = t.numpy()
     if isinstance(a, np.ndarray) and any(
             s is not None and np.may_share_memory(a, s) for s in seeds):
-        return da.as_tensor(np.array(a))
+        return creation.as_tensor(np.array(a))
     return t
 
 
@@ -131,7 +133,7 @@ def _columns_to_block(
         arr = a.transpose((*range(1, a.ndim), 0))
         if a.__class__ is np.ndarray:  # (ascontiguousarray would compute a lazy array)
             arr = np.ascontiguousarray(arr)
-        return da.as_tensor(arr.reshape(out_shape + in_shape))
+        return creation.as_tensor(arr.reshape(out_shape + in_shape))
     return _reshape(np.moveaxis(cols, 0, -1), out_shape + in_shape)
 
 
@@ -200,8 +202,8 @@ def reverse_blocks(
                 blocks = basis_rows(shapes, dtypes, s, e, seed=True,
                                     like=outputs[diff[0]]._data)
                 outs_sel = [outputs[i] for i, b in zip(diff, blocks, strict=True) if b is not None]
-                cots = [da.as_tensor(b) for b in blocks if b is not None]
-                g = da.grad(
+                cots = [creation.as_tensor(b) for b in blocks if b is not None]
+                g = reverse.grad(
                     outs_sel, list(inputs), cots, retain_graph=True,
                     create_graph=create_graph, allow_unused=True, is_grads_batched=True,
                 )
@@ -211,8 +213,8 @@ def reverse_blocks(
             for k in range(total):
                 blocks = basis_rows(shapes, dtypes, k, k + 1, like=outputs[diff[0]]._data)
                 (pos,) = [p for p, b in enumerate(blocks) if b is not None]
-                g = da.grad(
-                    [outputs[diff[pos]]], list(inputs), [da.as_tensor(blocks[pos][0])],
+                g = reverse.grad(
+                    [outputs[diff[pos]]], list(inputs), [creation.as_tensor(blocks[pos][0])],
                     retain_graph=True, create_graph=create_graph, allow_unused=True,
                 )
                 for j, gj in enumerate(g):
@@ -288,12 +290,12 @@ def forward_blocks(
         for s, e in spans:
             blocks = basis_rows(shapes, dtypes, s, e, seed=batched, order="F",
                                 like=inputs[grp[0]]._data)
-            with da.dual_level():
+            with fwAD.dual_level():
                 xs = list(inputs)
                 for j, b in zip(grp, blocks, strict=True):
                     if b is not None:
-                        t = da.as_tensor(b) if batched else da.as_tensor(b[0])
-                        xs[j] = da.make_dual(inputs[j], t, batched=batched)
+                        t = creation.as_tensor(b) if batched else creation.as_tensor(b[0])
+                        xs[j] = fwAD.make_dual(inputs[j], t, batched=batched)
                 outs = func(*xs)
                 parts = [_unpack(o) for o in outs]  # (primal, tangent or None) each
                 tans = [t for _, t in parts]
@@ -337,7 +339,7 @@ def forward_blocks(
             c = cols.get((i, j))
             in_shape = tuple(x.shape)
             if c is None:
-                blk = da.as_tensor(_B.zeros(out_shape + in_shape, dtype=o.dtype,
+                blk = creation.as_tensor(_B.zeros(out_shape + in_shape, dtype=o.dtype,
                                             like=_like(o._data)))
             else:
                 blk = _columns_to_block(c, out_shape, in_shape)
@@ -349,4 +351,4 @@ def forward_blocks(
 
 
 def any_requires_grad(ts: Sequence[Any]) -> bool:
-    return any(isinstance(t, da.Tensor) and t.requires_grad for t in ts)
+    return any(isinstance(t, Tensor) and t.requires_grad for t in ts)

@@ -30,9 +30,11 @@ from typing import Any
 
 import numpy as np
 
-import dualad as da
+from dualad import reverse
 from dualad.backends import namespace as _B
 from dualad.backends.namespace import as_array as _as_array
+from dualad.core.grad_mode import enable_grad, is_grad_enabled
+from dualad.numpy import creation
 
 from ._common import (
     Tensor,
@@ -62,7 +64,7 @@ Argnums = int | Sequence[int]
 def _to_tensor(x: Any) -> Tensor:
     if is_tensor(x):
         return x
-    return da.as_tensor(_as_array(x))  # (a Dask array stays lazy)
+    return creation.as_tensor(_as_array(x))  # (a Dask array stays lazy)
 
 
 def _check_inexact(t: Tensor, fn_name: str) -> None:
@@ -190,11 +192,11 @@ def value_and_grad(
     """
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        enabled = da.is_grad_enabled()
+        enabled = is_grad_enabled()
         spec = _Args(args, argnums, "grad")
         prepped = [_reverse_leaf(x, "grad") for x in spec.leaves]
         targets = [p[1] for p in prepped]
-        with da.enable_grad():
+        with enable_grad():
             res = func(*spec.rebuild([p[0] for p in prepped]), **kwargs)
             out, aux = _split_aux(res, has_aux, "grad")
             if not has_aux and isinstance(out, (tuple, list)):
@@ -217,12 +219,12 @@ def value_and_grad(
                 )
             keep = outer_reverse(_leaves(out_t, aux), targets, enabled)
             if out_t.requires_grad:
-                g = da.grad(out_t, targets, create_graph=keep, allow_unused=True)
+                g = reverse.grad(out_t, targets, create_graph=keep, allow_unused=True)
             else:
                 g = (None,) * len(targets)
         retire(targets)
         gs = [
-            finish(gj, keep) if gj is not None else da.zeros_like(t.detach())
+            finish(gj, keep) if gj is not None else creation.zeros_like(t.detach())
             for gj, t in zip(g, targets, strict=True)
         ]
         value = finish(out_t, keep)
@@ -327,11 +329,11 @@ def jacrev(
     check_chunk_size(chunk_size)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        enabled = da.is_grad_enabled()
+        enabled = is_grad_enabled()
         spec = _Args(args, argnums, "jacrev")
         prepped = [_reverse_leaf(x, "jacrev") for x in spec.leaves]
         targets = [p[1] for p in prepped]
-        with da.enable_grad():
+        with enable_grad():
             res = func(*spec.rebuild([p[0] for p in prepped]), **kwargs)
             out, aux = _split_aux(res, has_aux, "jacrev")
             out_leaves, out_tree = tree_flatten(out)
@@ -401,7 +403,7 @@ def jacfwd(
             t = _to_tensor(x)
             _check_inexact(t, "jacfwd")
             xs.append(t)  # not detached: an enclosing transform keeps seeing through
-        enabled = da.is_grad_enabled()
+        enabled = is_grad_enabled()
         info: dict[str, Any] = {}
 
         def flat(*leaves: Tensor) -> tuple[Tensor, ...]:
@@ -484,11 +486,11 @@ def linearize(
     >>> f_jvp(np.array([0.0, 2.0]))
     tensor([ 0., 24.])
     """
-    enabled = da.is_grad_enabled()
+    enabled = is_grad_enabled()
     leaves, in_tree = tree_flatten(primals)
     prepped = [_reverse_leaf(x, "linearize") for x in leaves]
     targets = [p[1] for p in prepped]
-    with da.enable_grad():
+    with enable_grad():
         res = func(*tree_unflatten(in_tree, [p[0] for p in prepped]))
         out, aux = _split_aux(res, has_aux, "linearize")
         out_leaves, out_tree = tree_flatten(out)
@@ -498,9 +500,9 @@ def linearize(
         # Placeholder cotangents: the backward pass is linear in them, so their
         # value (zero) never matters; only the recorded dependence on them does.
         # (zeros_like: on the outputs' device)
-        ws = [da.zeros_like(outs[i].detach(), requires_grad=True) for i in diff]
+        ws = [creation.zeros_like(outs[i].detach(), requires_grad=True) for i in diff]
         if diff:
-            gs = da.grad([outs[i] for i in diff], targets, ws, create_graph=True, allow_unused=True)
+            gs = reverse.grad([outs[i] for i in diff], targets, ws, create_graph=True, allow_unused=True)
         else:
             gs = (None,) * len(targets)
     retire(targets)
@@ -518,10 +520,10 @@ def linearize(
         _check_like(us, targets, "Tangent", ValueError)
         # recorded when an enclosing reverse pass reads it: through the function's graph
         # or through the tangents given
-        rec = outer_reverse([*outs, *us], targets, da.is_grad_enabled())
+        rec = outer_reverse([*outs, *us], targets, is_grad_enabled())
         if live and ws:
-            with da.enable_grad():
-                r = da.grad(
+            with enable_grad():
+                r = reverse.grad(
                     [g for _, g in live], ws, [us[j] for j, _ in live],
                     retain_graph=True, create_graph=rec, allow_unused=True,
                 )
@@ -532,7 +534,7 @@ def linearize(
             k = diff.index(i) if i in diff else -1
             ri = r[k] if k >= 0 else None
             results.append(
-                finish(ri, rec) if ri is not None else da.zeros_like(o.detach())
+                finish(ri, rec) if ri is not None else creation.zeros_like(o.detach())
             )
         return tree_unflatten(out_tree, results)
 
@@ -587,10 +589,10 @@ def linear_transpose(
             raise TypeError(
                 f"linear_transpose: primals must be floating or complex, got dtype {dtype}."
             )
-        raw = x._data if isinstance(x, da.Tensor) else x
+        raw = x._data if isinstance(x, Tensor) else x
         # (on the primal's device)
-        zs.append(da.tensor(_B.zeros(shape, dtype=dtype, like=_B.like(raw)), requires_grad=True))
-    with da.enable_grad():
+        zs.append(creation.tensor(_B.zeros(shape, dtype=dtype, like=_B.like(raw)), requires_grad=True))
+    with enable_grad():
         out = linear_fn(*tree_unflatten(in_tree, zs))
     out_leaves, out_tree = tree_flatten(out)
     outs = [_to_tensor(o) for o in out_leaves]
@@ -607,15 +609,15 @@ def linear_transpose(
         sel = [(o, c) for o, c in zip(outs, cs, strict=True) if o.requires_grad]
         # the map may close over tracked values (A @ x with A requiring grad), and the
         # cotangent may be tracked: both make the transpose differentiable again
-        keep = outer_reverse([*outs, *cs], zs, da.is_grad_enabled())
+        keep = outer_reverse([*outs, *cs], zs, is_grad_enabled())
         if sel:
-            with da.enable_grad():
-                g = da.grad([o for o, _ in sel], zs, [c for _, c in sel], retain_graph=True,
+            with enable_grad():
+                g = reverse.grad([o for o, _ in sel], zs, [c for _, c in sel], retain_graph=True,
                             create_graph=keep, allow_unused=True)
         else:
             g = (None,) * len(zs)
         res = [
-            da.zeros_like(z.detach()) if gj is None else finish(gj, keep)
+            creation.zeros_like(z.detach()) if gj is None else finish(gj, keep)
             for gj, z in zip(g, zs, strict=True)
         ]
         return tuple(tree_unflatten(in_tree, res))

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .._tensor_methods import tensor_method
 from ..core.tensor import Tensor, _make
 
 _UFUNC_NAMES = {"absolute": "abs", "conjugate": "conj", "true_divide": "divide"}
@@ -159,5 +160,5 @@ def _wrap(r: Any) -> Any:
     return r
 
 
-Tensor.__array_ufunc__ = array_ufunc  # type: ignore[attr-defined]
-Tensor.__array_function__ = array_function  # type: ignore[attr-defined]
+tensor_method("__array_ufunc__")(array_ufunc)
+tensor_method("__array_function__")(array_function)
