@@ -1,7 +1,21 @@
-"""``dualad.scipy``: differentiable counterparts of parts of SciPy (``special``, ``linalg``, ``signal``).
+"""``dualad.scipy``: differentiable counterparts of parts of SciPy (``special``, ``linalg``,
+``signal``).
 
 SciPy is an optional dependency (``pip install dualad[scipy]``): it gives the values of
-the special functions NumPy lacks (gammaln, digamma, erf, ...).
+the special functions NumPy lacks (gammaln, digamma, erf, ...). The submodules load on
+first use, as SciPy's do: ``special`` sits below ``dualad.numpy`` (its functions are
+primitives NumPy's dispatch reaches), ``linalg`` and ``signal`` above it (compositions
+of dualad.numpy).
 """
 
-from . import linalg, signal, special  # noqa: F401
+import importlib
+from typing import Any
+
+SUBMODULES = ("linalg", "signal", "special")
+__all__ = list(SUBMODULES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
