@@ -86,7 +86,8 @@ class Coloring:
         for ``"symmetric"``).
     column_colors : ndarray of intp or None
         Color of each column (``"column"``, ``"symmetric"``, ``"bidirectional"``);
-        -1 in a bidirectional coloring marks a column no JVP seeds.
+        -1 marks a column no product seeds (in a bidirectional coloring, and
+        every column of an empty pattern).
     row_colors : ndarray of intp or None
         Color of each row (``"row"``, ``"bidirectional"``), -1 likewise.
     lower_bound : int
@@ -466,7 +467,7 @@ def _column_colors(p, order_name, postprocess, structure, grid):
     counts = np.diff(p.indptr)
     lower = int(counts.max(initial=0))
     if p.nnz == 0:
-        return np.zeros(n, dtype=np.intp), 0, "empty"
+        return np.full(n, -1, dtype=np.intp), 0, "empty"  # (no product needed)
     best = _structured(p, lower, grid) if structure else None
     if best is not None and _count(best[0]) <= lower:
         return best[0], lower, best[1]
@@ -670,7 +671,7 @@ def symmetric_coloring(pattern, order: str = "best", *, postprocess: bool = True
     graph = _drop_diagonal(p)
     lower = _star_lower_bound(graph) if p.nnz else 0
     if p.nnz == 0:
-        return _checked(Coloring("symmetric", p, np.zeros(p.shape[0], dtype=np.intp), None,
+        return _checked(Coloring("symmetric", p, np.full(p.shape[0], -1, dtype=np.intp), None,
                                  0, "empty"))
     # structure first: a band at the lower bound (a tridiagonal Hessian) needs no greedy
     hit = _structured(p, lower, grid) if structure else None
