@@ -673,8 +673,11 @@ def symmetric_coloring(pattern, order: str = "best", *, postprocess: bool = True
     if p.nnz == 0:
         return _checked(Coloring("symmetric", p, np.full(p.shape[0], -1, dtype=np.intp), None,
                                  0, "empty"))
-    # structure first: a band at the lower bound (a tridiagonal Hessian) needs no greedy
-    hit = _structured(p, lower, grid) if structure else None
+    # structure first: a band at the lower bound (a tridiagonal Hessian) needs no greedy.
+    # On the pattern with its diagonal, a column coloring is a distance-2 coloring of
+    # the adjacency graph, hence a star coloring.
+    with_diagonal = as_pattern(p + sp.eye_array(p.shape[0], dtype=bool, format="csr"))
+    hit = _structured(with_diagonal, lower, grid) if structure else None
     if hit is not None and _count(hit[0]) <= lower:
         colors, method = hit
     else:

@@ -56,7 +56,7 @@ class Decompression:
     Made by :func:`decompression`. Call it with the compressed products, in
     this order: the JVPs (or HVPs) ``B`` of shape ``(K, m)`` (``(K, n)`` for
     HVPs), then the VJPs ``W`` of shape ``(K', n)``; pass only those the
-    coloring has (``shapes`` lists them).
+    coloring has (``shapes`` lists them; a part without colors has no product).
 
     Attributes
     ----------
@@ -119,8 +119,7 @@ def _csr_index(coloring):
         kc, kr = _count(cc), _count(rc)
         by_col = _alone(p, cc)
         index = np.where(by_col, cc[cols] * m + rows, kc * m + rc[rows] * n + cols)
-        shapes = ((kc, m), (kr, n))
-        return index, tuple(s for s in shapes if s[0])  # (products not taken are not passed)
+        return index, ((kc, m), (kr, n))
     raise ValueError(f"unknown coloring kind {kind!r}")
 
 
@@ -145,6 +144,7 @@ def decompression(coloring: Coloring, layout: str = "csr") -> Decompression:
         raise ValueError(f"{coloring!r} does not separate every nonzero of its pattern")
     p = coloring.pattern
     index, shapes = _csr_index(coloring)
+    shapes = tuple(s for s in shapes if s[0])  # (no colors: no product, none passed)
     if layout == "csr":
         return Decompression(coloring, layout, index.astype(np.intp), shapes, p.indices, p.indptr)
     rows = _rows(p)
