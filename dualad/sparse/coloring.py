@@ -580,8 +580,13 @@ def bidirectional_coloring(pattern, order: str = "best", *, postprocess: bool = 
     -------
     Coloring
         ``column_colors`` (n,) and ``row_colors`` (m,), -1 where not seeded;
-        ``ncolors`` counts both. Its ``lower_bound`` is 1 (0 for an empty
-        pattern): no sharper bound is known here.
+        ``ncolors`` counts both. Where one side needs no color, the coloring
+        of the other is returned as such (kind ``"column"`` or ``"row"``; a
+        column coloring on a tie, JVPs being this library's cheaper
+        product). Its ``lower_bound`` is that of bidirectional colorings: 2
+        when some row and some column each hold two nonzeros (one column
+        color would put a row's two columns together, one row color a
+        column's two rows), else 1 (0 for an empty pattern).
     """
     p = as_pattern(pattern)
     pt = sp.csr_array(p.T)
@@ -595,7 +600,13 @@ def bidirectional_coloring(pattern, order: str = "best", *, postprocess: bool = 
             if best is None or total < best[0]:
                 best = (total, col, row, f"split {k} {'columns' if transposed else 'rows'}")
     _, col, row, method = best
-    return _checked(Coloring("bidirectional", p, col, row, int(p.nnz > 0), method))
+    two = np.diff(p.indptr).max(initial=0) >= 2 and np.diff(pt.indptr).max(initial=0) >= 2
+    lower = 2 if two else int(p.nnz > 0)
+    if _count(row) == 0:
+        return _checked(Coloring("column", p, col, None, lower, method))
+    if _count(col) == 0:
+        return _checked(Coloring("row", p, None, row, lower, method))
+    return _checked(Coloring("bidirectional", p, col, row, lower, method))
 
 
 # -- symmetric -------------------------------------------------------------------------

@@ -46,7 +46,10 @@ def columns_ok(pattern, colors):
 
 def bidirectional_ok(pattern, col_colors, row_colors):
     """Each nonzero alone in its row among the seeded columns of its color, or
-    alone in its column among the seeded rows of its color."""
+    alone in its column among the seeded rows of its color (None: no seeds)."""
+    m, n = C.as_pattern(pattern).shape
+    col_colors = [-1] * n if col_colors is None else col_colors
+    row_colors = [-1] * m if row_colors is None else row_colors
     e = entries(pattern)
     for r, c in e:
         k = col_colors[c]
@@ -202,6 +205,7 @@ def test_row_coloring_random(p, order, seed):
 def test_bidirectional_coloring_random(p, order, seed):
     bi = C.bidirectional_coloring(p, order)
     assert bidirectional_ok(p, bi.column_colors, bi.row_colors)
+    assert bi.kind == "bidirectional" or bi.ncolors == (bi.nrow_colors or bi.ncolumn_colors)
     # never worse than a column or a row coloring alone
     assert bi.ncolors <= min(C.column_coloring(p, order).ncolors, C.row_coloring(p, order).ncolors)
     assert bi.ncolors >= bi.lower_bound
@@ -445,3 +449,20 @@ def test_values_and_structure_forms():
         d = decompression(col, layout)
         assert np.array_equal(d.indices, ref.indices) and np.array_equal(d.indptr, ref.indptr)
         assert np.array_equal(d.values(b), ref.data)
+
+
+def test_bidirectional_falls_back_to_one_side():
+    """Without a dense row and column together, one side is the answer, as such:
+    columns on a tie (JVPs are the cheaper product here)."""
+    col = C.bidirectional_coloring(band(20, 20, 1, 1))
+    assert col.kind == "column" and col.ncolors == 3 and col.row_colors is None
+    assert col.lower_bound == 2
+    tall = np.zeros((30, 4), dtype=bool)
+    tall[:, 0] = True  # a dense column: two VJP colors (row 0's and the rest's)
+    tall[np.arange(30), np.arange(30) % 4] = True
+    assert C.bidirectional_coloring(tall).kind == "column"  # 4 columns: 2 colors too
+    row = C.bidirectional_coloring(tall.T)  # a dense row: VJPs
+    assert row.kind == "row" and row.ncolors == 2 and row.column_colors is None
+    assert bidirectional_ok(tall.T, row.column_colors, row.row_colors)
+    assert round_trip(row, np.random.default_rng(11))
+    assert C.bidirectional_coloring(np.eye(4)).lower_bound == 1
