@@ -72,9 +72,12 @@ class Decompression:
         result; :meth:`values` gives the other).
     """
 
-    def __init__(self, coloring, layout, index, shapes, indices, indptr):
+    def __init__(self, coloring, layout, index, shapes, indices, indptr, substitution=None):
         self.coloring, self.layout, self.index = coloring, layout, index
         self.shapes, self.indices, self.indptr = shapes, indices, indptr
+        # (acyclic colorings) the right-hand side's positions in the products and the
+        # factored unit triangular system; its solution extends the buffer gathered from
+        self.substitution = substitution
 
     def values(self, *compressed) -> np.ndarray:
         """The nonzeros, in the order of ``layout``: one gather from the products."""
@@ -90,6 +93,15 @@ class Decompression:
         if not flat:  # (an empty pattern: no products at all)
             return np.zeros(0)
         buf = flat[0] if len(flat) == 1 else np.concatenate(flat)
+        if self.substitution is not None:
+            rhs_index, lu = self.substitution
+            rhs = buf[rhs_index]
+            if np.iscomplexobj(rhs):  # (SuperLU factored a real matrix)
+                x = lu.solve(rhs.real.astype(np.float64)) + 1j * lu.solve(
+                    rhs.imag.astype(np.float64))
+            else:
+                x = lu.solve(rhs.astype(np.float64))
+            buf = np.concatenate([buf, x.astype(np.result_type(buf.dtype, np.float64), copy=False)])
         return buf[self.index]
 
     def __call__(self, *compressed):
@@ -143,13 +155,69 @@ def decompression(coloring: Coloring, layout: str = "csr") -> Decompression:
     if not is_valid(coloring):
         raise ValueError(f"{coloring!r} does not separate every nonzero of its pattern")
     p = coloring.pattern
-    index, shapes = _csr_index(coloring)
+    substitution = None
+    if coloring.kind == "acyclic":
+        index, shapes, substitution = _acyclic_index(coloring)
+    else:
+        index, shapes = _csr_index(coloring)
     shapes = tuple(s for s in shapes if s[0])  # (no colors: no product, none passed)
     if layout == "csr":
-        return Decompression(coloring, layout, index.astype(np.intp), shapes, p.indices, p.indptr)
+        return Decompression(coloring, layout, index.astype(np.intp), shapes, p.indices, p.indptr,
+                             substitution)
     rows = _rows(p)
     perm = np.lexsort((rows, p.indices))  # CSC order: by column, then row
     indptr = np.zeros(p.shape[1] + 1, dtype=p.indptr.dtype)
     np.cumsum(np.bincount(p.indices, minlength=p.shape[1]), out=indptr[1:])
     return Decompression(coloring, layout, index[perm].astype(np.intp), shapes,
-                         rows[perm].astype(p.indices.dtype), indptr)
+                         rows[perm].astype(p.indices.dtype), indptr, substitution)
+
+
+def _acyclic_index(coloring):
+    """Index map and substitution system of an acyclic coloring.
+
+    In the (a, b) forest, root each tree; node t = (vertex v, other color d) with
+    parent (u, color(v)) stands for the edge (v, u), and its product entry
+    ``B[d, v]`` sums ``H[v, u]`` and ``H[v, w]`` over t's children (w, color(v)):
+    ``x_t + sum of x_s over t's children s = B[d, v]``, unit triangular in
+    breadth-first order (parents first), factored once (SuperLU, natural order,
+    diagonal pivots: no fill). Diagonal entries are read directly, ``B[color(v), v]``.
+    """
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+    from scipy.sparse.linalg import splu
+
+    from .coloring import _two_colored_forest
+
+    p, colors = coloring.pattern, coloring.column_colors
+    n, k = p.shape[0], _count(colors)
+    rows, cols = _rows(p), p.indices.astype(np.intp)
+    keys, u, w, g = _two_colored_forest(p, colors)
+    if not keys.size:  # a diagonal pattern: nothing to substitute
+        return colors[rows] * n + rows, ((k, n),), None
+    nodes = keys.size
+    # one root per tree: a super-root joined to each tree's first node, searched once
+    ncomp, label = connected_components(g, directed=False)
+    first = np.unique(label, return_index=True)[1]
+    join = sp.csr_array((np.ones(u.size + first.size, dtype=bool),
+                         (np.concatenate([u, np.full(first.size, nodes)]),
+                          np.concatenate([w, first]))), shape=(nodes + 1, nodes + 1))
+    order, pred = breadth_first_order(join, nodes, directed=False, return_predecessors=True)
+    order = order[1:]  # (without the super-root)
+    unknown = order[pred[order] != nodes]  # the nodes with a parent: one per edge
+    slot = np.full(nodes, -1, dtype=np.intp)
+    slot[unknown] = np.arange(unknown.size)
+    kid, dad = slot[unknown], slot[pred[unknown]]
+    has_dad = dad >= 0
+    system = sp.csc_array(
+        (np.ones(unknown.size + int(has_dad.sum())),
+         (np.concatenate([kid, dad[has_dad]]), np.concatenate([kid, kid[has_dad]]))),
+        shape=(unknown.size,) * 2)
+    lu = splu(system, permc_spec="NATURAL", diag_pivot_thresh=0.0)
+    rhs_index = keys[unknown]  # d * n + v: the entry B[d, v] of the flattened products
+    # each entry: the diagonal directly; an edge from its child node's unknown
+    a = np.searchsorted(keys, colors[cols] * n + rows)  # node (r, color(c))
+    b = np.searchsorted(keys, colors[rows] * n + cols)  # node (c, color(r))
+    off = rows != cols
+    a, b = np.where(off, a, 0), np.where(off, b, 0)
+    child = np.where(pred[a] == b, a, b)
+    index = np.where(off, k * n + slot[child], colors[rows] * n + rows)
+    return index, ((k, n),), (rhs_index.astype(np.intp), lu)

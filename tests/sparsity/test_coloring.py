@@ -82,6 +82,31 @@ def star_ok(pattern, colors):
     return True
 
 
+def acyclic_ok(pattern, colors):
+    """A proper coloring of the adjacency graph whose two-colored subgraphs are
+    forests: for each pair of colors, no edge between them closes a cycle."""
+    e = [(r, c) for r, c in entries(pattern) if r < c]
+    if any(colors[r] == colors[c] for r, c in e):
+        return False
+    if any(colors[r] < 0 for r, _ in entries(pattern)):
+        return False
+    for a, b in itertools.combinations(sorted(set(colors.tolist())), 2):
+        root = {}
+
+        def find(v, root=root):
+            while root.get(v, v) != v:
+                v = root[v]
+            return v
+
+        for r, c in e:
+            if {colors[r], colors[c]} == {a, b}:
+                x, y = find(r), find(c)
+                if x == y:
+                    return False
+                root[x] = y
+    return True
+
+
 def random_values(pattern, rng):
     """A dense matrix with the pattern, its nonzeros random (and nonzero)."""
     p = C.as_pattern(pattern)
@@ -102,10 +127,12 @@ def compress_columns(dense, colors):
 
 
 def round_trip(coloring, rng, layout="csr"):
-    """Whether decompressing the NumPy-compressed products gives the matrix back."""
+    """Whether decompressing the NumPy-compressed products gives the matrix back:
+    exactly where each nonzero is read directly, to rounding where acyclic
+    colorings substitute."""
     p = coloring.pattern
     dense = random_values(p, rng)
-    if coloring.kind == "symmetric":
+    if coloring.kind in ("symmetric", "acyclic"):
         dense = dense + dense.T
     products = []
     if coloring.column_colors is not None and coloring.ncolumn_colors:
@@ -114,6 +141,8 @@ def round_trip(coloring, rng, layout="csr"):
         products.append(compress_columns(dense.T, coloring.row_colors))
     got = decompression(coloring, layout)(*products)
     assert got.format == layout
+    if coloring.kind == "acyclic":
+        return np.allclose(got.toarray(), dense, rtol=0, atol=1e-12 * p.shape[0])
     return np.array_equal(got.toarray(), dense)
 
 
@@ -466,3 +495,44 @@ def test_bidirectional_falls_back_to_one_side():
     assert bidirectional_ok(tall.T, row.column_colors, row.row_colors)
     assert round_trip(row, np.random.default_rng(11))
     assert C.bidirectional_coloring(np.eye(4)).lower_bound == 1
+
+
+# -- acyclic colorings (substitution) ---------------------------------------------------------
+
+
+@given(patterns(square=True), st.sampled_from(ORDERS), st.booleans(), st.integers(0, 2**32 - 1))
+def test_acyclic_coloring_random(p, order, structure, seed):
+    acy = C.acyclic_coloring(p, order, structure=structure)
+    assert acyclic_ok(acy.pattern, acy.column_colors)
+    assert acy.ncolors >= acy.lower_bound
+    assert round_trip(acy, np.random.default_rng(seed))
+    assert round_trip(acy, np.random.default_rng(seed), "csc")
+
+
+def test_acyclic_needs_fewer_colors_than_star():
+    """A tridiagonal Hessian: acyclic 2 colors (a path is a tree), star 3; the
+    5-point stencil: acyclic 4, star 5."""
+    p = band(40, 40, 1, 1)
+    acy = C.acyclic_coloring(p)
+    assert acy.ncolors == 2 == acy.lower_bound
+    assert C.symmetric_coloring(p).ncolors == 3
+    assert round_trip(acy, np.random.default_rng(12))
+    s = stencil5(12, 12)
+    acy = C.acyclic_coloring(s)
+    assert acy.ncolors == 4 and acy.lower_bound == 3  # (the grid has cycles)
+    assert acyclic_ok(s, acy.column_colors) and round_trip(acy, np.random.default_rng(12))
+    assert C.symmetric_coloring(s).ncolors == 5
+
+
+def test_invalid_acyclic_coloring_is_refused():
+    """A 4-cycle in two colors is proper but not acyclic: substitution would not know
+    where to start."""
+    cycle = np.eye(4, dtype=bool)
+    for i in range(4):
+        cycle[i, (i + 1) % 4] = cycle[(i + 1) % 4, i] = True
+    bad = C.Coloring("acyclic", C.as_pattern(cycle), np.array([0, 1, 0, 1]), None, 3, "made up")
+    assert not C.is_valid(bad) and not acyclic_ok(cycle, bad.column_colors)
+    with pytest.raises(ValueError, match="does not separate"):
+        decompression(bad)
+    good = C.acyclic_coloring(cycle)
+    assert good.ncolors == 3 and round_trip(good, np.random.default_rng(13))
