@@ -536,3 +536,18 @@ def test_invalid_acyclic_coloring_is_refused():
         decompression(bad)
     good = C.acyclic_coloring(cycle)
     assert good.ncolors == 3 and round_trip(good, np.random.default_rng(13))
+
+
+def test_dense_row_skips_the_quadratic_graph():
+    """A row over all 5000 columns: its intersection graph would hold 2.5e7 entries
+    for nothing (every column needs its own color); bicoloring needs 3."""
+    p = arrowhead(5000)
+    col = C.column_coloring(p)
+    assert col.ncolors == 5000 == col.lower_bound
+    assert columns_ok(p, col.column_colors)
+    bi = C.bidirectional_coloring(p)
+    assert bi.ncolors == 3 and bi.method == "split 1 rows"
+    # (the plain checker is quadratic: the same split checked on a smaller arrowhead)
+    small = C.bidirectional_coloring(arrowhead(60))
+    assert small.method == bi.method
+    assert bidirectional_ok(arrowhead(60), small.column_colors, small.row_colors)
