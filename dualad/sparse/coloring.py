@@ -375,6 +375,11 @@ def recolor(graph, colors, color_fn=greedy, rounds: int = 3) -> np.ndarray:
     return best
 
 
+def _check_order(name):
+    if name != "best" and name not in ORDERS:
+        raise ValueError(f"unknown order {name!r}; expected one of {ORDERS} or 'best'")
+
+
 def _best_greedy(graph, order_name, lower_bound, color_fn=greedy, postprocess=True):
     """Greedy in one order or the best of all; returns (colors, method)."""
     names = ORDERS if order_name == "best" else (order_name,)
@@ -519,6 +524,7 @@ def column_coloring(pattern, order: str = "best", *, postprocess: bool = True,
     Coloring
         Checked valid; ``ncolors >= lower_bound`` (the densest row).
     """
+    _check_order(order)
     p = as_pattern(pattern)
     colors, lower, method = _column_colors(p, order, postprocess, structure, grid)
     return _checked(Coloring("column", p, colors, None, lower, method))
@@ -531,6 +537,7 @@ def row_coloring(pattern, order: str = "best", *, postprocess: bool = True,
     The column coloring of the transpose; parameters as :func:`column_coloring`,
     ``grid`` describing the rows. The lower bound is the densest column.
     """
+    _check_order(order)
     p = as_pattern(pattern)
     colors, lower, method = _column_colors(sp.csr_array(p.T), order, postprocess, structure, grid)
     return _checked(Coloring("row", p, None, colors, lower, method))
@@ -596,6 +603,7 @@ def bidirectional_coloring(pattern, order: str = "best", *, postprocess: bool = 
         color would put a row's two columns together, one row color a
         column's two rows), else 1 (0 for an empty pattern).
     """
+    _check_order(order)
     p = as_pattern(pattern)
     pt = sp.csr_array(p.T)
     best = None
@@ -690,6 +698,7 @@ def symmetric_coloring(pattern, order: str = "best", *, postprocess: bool = True
     Coloring
         Kind ``"symmetric"``; ``column_colors`` colors the variables.
     """
+    _check_order(order)
     p = as_pattern(pattern)
     if p.shape[0] != p.shape[1]:
         raise ValueError(f"a symmetric pattern is square, got shape {p.shape}")
@@ -823,6 +832,7 @@ def acyclic_coloring(pattern, order: str = "best", *, postprocess: bool = True,
     Coloring
         Kind ``"acyclic"``; ``lower_bound`` 3 where the graph has a cycle.
     """
+    _check_order(order)
     p = as_pattern(pattern)
     if p.shape[0] != p.shape[1]:
         raise ValueError(f"a symmetric pattern is square, got shape {p.shape}")

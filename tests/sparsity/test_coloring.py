@@ -271,6 +271,10 @@ def test_greedy_orders_and_recolor(seed):
         assert columns_ok(p, again) and again.max() <= colors.max()
     with pytest.raises(ValueError, match="unknown order"):
         C.order(g, "random")
+    for fn in (C.column_coloring, C.row_coloring, C.bidirectional_coloring,
+               C.symmetric_coloring, C.acyclic_coloring):
+        with pytest.raises(ValueError, match="unknown order"):
+            fn(band(6, 6, 1, 1), "largest-first")  # (even where structure would answer)
 
 
 def test_smallest_last_order_on_a_tree():
