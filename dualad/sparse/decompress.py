@@ -14,6 +14,12 @@ column of its color in row ``r``; for a bidirectional coloring otherwise
 entry ``(c, r)``, alone in its row ``c``, as a star coloring guarantees). A
 :class:`Decompression` holds those positions as one index array into the
 flattened products, so that each evaluation is one gather, O(nnz).
+
+An acyclic coloring's nonzeros are not all alone anywhere; along each
+two-colored tree, from the leaves in, each is its product entry less the
+values already found (substitution). That is a unit triangular system, the
+same at every point: factored once, it costs one sparse solve per evaluation
+between two gathers, still O(nnz).
 """
 
 from __future__ import annotations
