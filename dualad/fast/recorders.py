@@ -1,7 +1,11 @@
 """The hot path's recorders: straight-line versions of ``graph.record`` for the
-elementwise hot path's calls, and the node's straight lane (``Node.lane``).
+elementwise hot path's calls, whose nodes keep a straight lane (``LaneNode.lane``) for
+the engine's fast pass (``fast.engine._lane``).
 
-Moved here from ``dualad/reverse/graph.py``: they exist only for speed.
+They make the node ``record`` makes (``tests/reverse/test_reverse.py`` compares them field
+by field), in code written for the common cases, one store a line: in CPython 3.11 a
+tuple assignment of more than three targets builds a tuple first. Anything else
+(saved-tensor hooks or anomaly mode in some thread, a constant array) goes to ``record``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from ..reverse.graph import (
     _SCALARS,
     Node,
     SavedValue,
+    _bare_output,
     _savable,
     _save_output,
     _seq,
@@ -29,6 +34,49 @@ from ..reverse.graph import (
     hooks_live,
     record,
 )
+
+
+class LaneNode(Node):
+    """A node the hot path recorded (``graph.Node``'s fields), with its straight lane.
+
+    ``lane``: for a node recorded with nothing but plain values, what the engine's
+    straight lane (``fast.engine._lane``) needs, kept at record time: ``(step, p0, p1, y,
+    vcs, od, e)``. ``vcs`` are the version counters of what it saved (each at version 0
+    then), ``od`` the output's dtype. With one input that requires grad, of the output's
+    aval and a float dtype (or ``f(x, x)``), ``step(ct, p0, p1, y, od, None)`` is that
+    input's cotangent (``prim.steps``, ``prim.pair``; with the index of the element of
+    one-element arrays instead of None, on NumPy scalars), ``p0, p1`` the arrays its
+    formula reads and ``e`` that input's edge. Otherwise ``step`` is None, ``p0`` is what
+    ``transpose.plain_arrays`` gives for ``prim.transposed``, ``p1`` None, and ``e`` the
+    needs when every input is asked for. None when the node has no lane (a dual input, a
+    value changed in place before), and once the saved values are released.
+
+    ``saved``, for a node with a lane: what the rule reads kept in the lane, as a tuple,
+    per input, of the Tensor it saved or None, its output's array and version counter
+    being the lane's ``y`` and last ``vcs``. That costs one small tuple per node, not a
+    dict, a SavedValue and a list; ``_saved_values()`` makes (and keeps) the dict the
+    general path reads.
+    """
+
+    __slots__ = ("lane",)
+
+    def _saved_values(self) -> dict[Any, Any] | None:
+        saved = self.saved
+        if saved.__class__ is not tuple:
+            return saved
+        m: dict[Any, Any] = {i: t for i, t in enumerate(saved) if t is not None}
+        y, vcs = self.lane[3], self.lane[4]
+        if y is not None:  # (the output: saved at version 0, as its bare array)
+            m["out"] = [_bare_output(y, vcs[-1], 0, 0)]
+        self.saved = m
+        return m
+
+    def release(self) -> None:
+        self.saved = self.lane = None
+
+    def saved_changed(self) -> None:
+        self.lane = None  # (the lane reads the arrays it kept: backward now unpacks)
+
 
 _UNSAVED1 = (None,)  # ``Node.saved`` of a lane node of one input that saved only its output
 # Shared avals: a node of one input that keeps its input's aval (a ufunc of one input; one
@@ -75,7 +123,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
             e = edge_of(a)
         if avals is None and d.dtype is od:
             avals = ((y.shape, od),)
-        node = Node()
+        node = LaneNode()
         # new_node's fields, inline (calling it costs 3% of the reverse chain), one store a
         # line (a tuple assignment of more than three targets builds a tuple first)
         node.prim = prim
@@ -170,7 +218,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
         lf = eb[0].leaf
         leaf = lf if ea is None else leaf if leaf is lf else None
     p0 = p1 = None  # (the lane's arrays)
-    node = Node()
+    node = LaneNode()
     # new_node's fields, inline (calling it costs 3% of the reverse chain), one store a
     # line (a tuple assignment of more than three targets builds a tuple first)
     node.prim = prim
@@ -236,7 +284,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     else:
         e = edge_of(t)
         oa = None
-    node = Node()
+    node = LaneNode()
     # new_node's fields, inline (calling it costs 3% of the reverse chain), one store a
     # line (a tuple assignment of more than three targets builds a tuple first)
     node.prim = prim

@@ -223,24 +223,12 @@ class Node:
     Attributes follow torch's ``torch.autograd.graph.Node``: ``name()``,
     ``next_functions``, ``metadata``, ``register_hook``, ``register_prehook``.
 
-    ``lane``: for a node the hot path recorded with nothing but plain values, what the
-    engine's straight lane (``engine._lane``) needs, kept at record time: ``(step, p0,
-    p1, y, vcs, od, e)``. ``vcs`` are the version counters of what it saved (each at
-    version 0 then), ``od`` the output's dtype. With one input that requires grad, of the
-    output's aval and a float dtype (or ``f(x, x)``), ``step(ct, p0, p1, y, od, None)`` is
-    that input's cotangent (``prim.steps``, ``prim.pair``; with the index of the element of
-    one-element arrays instead of None, on NumPy scalars), ``p0, p1`` the arrays its
-    formula reads and ``e`` that input's edge. Otherwise ``step`` is None, ``p0`` is what
-    ``_plain_arrays`` gives for ``prim.transposed``, ``p1`` None, and ``e`` the needs when
-    every input is asked for. None for every other node, and once the saved values are
-    released. A Node is made by ``Node()`` (no ``__init__``: the call costs less than
+    A Node is made by ``Node()`` (no ``__init__``: the call costs less than
     ``object.__new__``) and then filled in.
 
     ``saved``: what the rule reads, ``{position: Tensor or SavedValue, "out": [SavedValue,
-    ...]}`` (``_NOTHING``: nothing; None once released) — or, for a node with a lane, the
-    same kept in its lane: a tuple, per input, of the Tensor it saved or None, its output's
-    array and version counter being the lane's ``y`` and last ``vcs``. That costs one small
-    tuple per node, not a dict, a SavedValue and a list; ``_saved_values()`` gives the dict.
+    ...]}`` (``_NOTHING``: nothing; None once released); read it by ``_saved_values()``,
+    which a subclass that keeps it in another form (the fast layer's) makes into this dict.
 
     ``leaf``: the one leaf (its AccumulateGrad) every path from this node leads to, or
     None (several, or not known): when it is an input asked for, ``grad()`` needs no
@@ -249,7 +237,7 @@ class Node:
 
     __slots__ = (
         "prim", "params", "saved", "consts", "avals", "out_avals", "edges", "seq", "hooked",
-        "custom", "nbs", "lane", "leaf", "__weakref__",
+        "custom", "nbs", "leaf", "__weakref__",
         # the tables: set on first use (by ``_table``), which also sets ``hooked``
         "pre_hooks", "hooks", "tensor_pre_hooks", "retain", "_metadata",
     )
@@ -293,17 +281,16 @@ class Node:
         return sorted(set(super().__dir__()) | set(names))
 
     def _saved_values(self) -> dict[Any, Any] | None:
-        """``saved`` as a dict (a lane node's tuple made into one, and kept: see the class
-        docstring); None once released."""
-        saved = self.saved
-        if saved.__class__ is not tuple:
-            return saved
-        m: dict[Any, Any] = {i: t for i, t in enumerate(saved) if t is not None}
-        y, vcs = self.lane[3], self.lane[4]
-        if y is not None:  # (the output: saved at version 0, as its bare array)
-            m["out"] = [_bare_output(y, vcs[-1], 0, 0)]
-        self.saved = m
-        return m
+        """``saved`` as a dict; None once released."""
+        return self.saved
+
+    def release(self) -> None:
+        """Drop what the node saved (a backward pass without ``retain_graph``)."""
+        self.saved = None
+
+    def saved_changed(self) -> None:
+        """A saved value was replaced (packed by ``SavedTensor.register_hooks``): a
+        subclass that also keeps the saved values in another form drops that form."""
 
     def _unpack(self, lins: list[Any] | None = None) -> tuple[list[Any], Any]:
         """The saved values: ``(primals, out)``, a stand-in (``AVAL``) for each one not saved.
@@ -342,48 +329,6 @@ class Node:
             outs = [placeholder(s, d, D.AVAL) for s, d in self.out_avals]
             out = tuple(outs) if self.prim.multi else outs[0]
         return primals, out
-
-    def _plain_arrays(self) -> tuple[list[Any], Any] | None:
-        """The saved values as arrays, when all are plain and unchanged; else None."""
-        saved = self._saved_values()
-        if saved is None:
-            return None
-        consts = self.consts  # None below: not read by the rule
-        arrays = [None] * len(consts) if consts.__class__ is tuple else \
-            [None if c is _ABSENT else c for c in consts]  # (tuple: the shared all-Tensor one)
-        y = None
-        for k, sv in saved.items() if saved else ():  # (an empty dict's items cost more)
-            if sv.__class__ is Tensor:  # an input saved bare, at version 0 (the common case)
-                vc = sv._vc
-                if sv._level or sv._nb or (vc is not None and vc[0]):
-                    return None
-                arrays[k] = sv._data
-            elif k == "out":
-                sv = sv[0]
-                if sv is None:  # (an output not read: "out<k>" of another)
-                    return None
-                y = sv.packed
-                if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
-                    return None
-            else:
-                v = sv.packed
-                if sv.unpack is not None or v._level or v._nb or sv.vc[0] != sv.version:
-                    return None
-                arrays[k] = v._data
-        return arrays, y
-
-    def _linear_in(self, needs: list[bool]) -> bool:
-        prim = self.prim
-        if prim.multi or prim.boundary or self.nbs is not None:
-            return False
-        linear = prim.linear
-        wanted = 0  # (a loop, not comprehensions: this runs once per node)
-        for i, n in enumerate(needs):
-            if n:
-                if i not in linear:
-                    return False
-                wanted += 1
-        return prim.joint or wanted == 1
 
     def vjp(self, cts: list[Any], needs: list[bool]) -> list[Any]:
         """Cotangents of the inputs: the transpose of the JVP, linearized at the saved
@@ -518,7 +463,7 @@ class SavedTensor:
         sv.packed = pack_hook(_alias(t) if out else t)
         sv.unpack = unpack_hook
         table[k] = sv
-        self.node.lane = None  # (the lane reads the arrays it kept: backward now unpacks)
+        self.node.saved_changed()
 
     def __repr__(self) -> str:
         return f"<SavedTensor '{self.what}' of {self.node.name()}>"
@@ -584,7 +529,6 @@ def _init_node(node: Node, prim: Any, params: dict[str, Any]) -> None:
     node.hooked = False  # no tables yet (Node._table)
     node.custom = None
     node.nbs = None  # batch ranks of (output, *inputs) in the forward pass, if any
-    node.lane = None
     node.leaf = None  # (not known)
 
 
@@ -647,7 +591,6 @@ class AccumulateGrad:
                  "retain", "edges", "__weakref__")
     saved = None  # nothing to release
     hooked = True  # the engine runs leaves through its general path
-    lane = None
     out_avals = (None,)  # one output (the engine counts them)
 
     def _table(self, name: str) -> dict[Any, Any]:
