@@ -104,7 +104,12 @@ def _pass(
     hooks only the tangent at that level of its gradient is wanted (``grad_tangents``),
     so the cotangents reaching it are summed as that tangent alone, not as duals whose
     primal nothing reads; such an input captures its tangent, or ``NO_TANGENT`` when
-    what reached it had none."""
+    what reached it had none.
+
+    The loop is not split into helpers on purpose: it runs once per node, and its common
+    case (no hooks, nothing captured, a chain without the heap) is inlined because a
+    Python call per node is a measurable part of a reverse pass over small arrays; the
+    rare cases are helpers already (``_run_node``, ``_lane``, ``_add_to``)."""
     roots, captures, again, targets = begin(outputs, inputs)
     need: dict[Any, list[bool]] | None = None
     if targets is not None and not all((lf := n.leaf) is not None and lf in targets

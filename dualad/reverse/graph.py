@@ -708,36 +708,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     if nb:
         node.nbs = [nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
     if want:
-        saved = {}
-        plain = not _hooks_on()
-        for r in want:
-            if r in saved:
-                continue
-            if r.__class__ is str:
-                if r == "out":
-                    saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
-                        if prim.multi else [_save_output(out, 0, plain)]
-                    continue
-                if r[0] == "o":  # "out<k>": output k of several alone (None: not read)
-                    k = int(r[3:])
-                    outs = saved.get("out") or [None] * len(out)
-                    outs[k] = _save_output(out[k], k, plain)
-                    saved["out"] = outs
-                    continue
-                # "<k> if complex": input k, read by the rule only if it is complex (the
-                # real derivative of sign and angle is 0: torch's real sign saves nothing)
-                r = int(r.split()[0])
-                if r in saved or avals[r] is None or avals[r][1].kind != "c":
-                    continue
-            if r < i:
-                a = args[r]
-                if a.__class__ is not Tensor:
-                    if a.__class__ in _SCALARS:
-                        continue  # a Python scalar: kept in consts already
-                    a = _make(a if a.__class__ is _ndarray else _as_array(a))
-                elif a._meta is not None:
-                    _savable(a)
-                saved[r] = a if plain and not a._version else SavedValue(a)
+        saved = _save_reads(prim, want, args, out, avals, i)
         if saved:  # (else only scalars were read: nothing to release, as for add)
             node.saved = saved
     if params and node.saved is _NOTHING and prim.name == "setitem":
@@ -751,6 +722,45 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         out._rg, out._node, out._out_nr = True, node, 0
     else:
         _set_node(out, node, 0)
+
+
+def _save_reads(prim: Any, want: Any, args: Any, out: Any, avals: list[Any],
+                n: int) -> dict[Any, Any]:
+    """What ``record`` saves of a call: the values ``want`` names (positions of the ``n``
+    inputs; ``"out"``, ``"out<k>"``, ``"<k> if complex"``), each input at version 0 as the
+    bare Tensor unless saved-tensor hooks are on, else as a ``SavedValue``; a Python
+    scalar is not saved (it is in the node's ``consts``)."""
+    saved = {}
+    plain = not _hooks_on()
+    for r in want:
+        if r in saved:
+            continue
+        if r.__class__ is str:
+            if r == "out":
+                saved["out"] = [_save_output(o, k, plain) for k, o in enumerate(out)] \
+                    if prim.multi else [_save_output(out, 0, plain)]
+                continue
+            if r[0] == "o":  # "out<k>": output k of several alone (None: not read)
+                k = int(r[3:])
+                outs = saved.get("out") or [None] * len(out)
+                outs[k] = _save_output(out[k], k, plain)
+                saved["out"] = outs
+                continue
+            # "<k> if complex": input k, read by the rule only if it is complex (the
+            # real derivative of sign and angle is 0: torch's real sign saves nothing)
+            r = int(r.split()[0])
+            if r in saved or avals[r] is None or avals[r][1].kind != "c":
+                continue
+        if r < n:
+            a = args[r]
+            if a.__class__ is not Tensor:
+                if a.__class__ in _SCALARS:
+                    continue  # a Python scalar: kept in consts already
+                a = _make(a if a.__class__ is _ndarray else _as_array(a))
+            elif a._meta is not None:
+                _savable(a)
+            saved[r] = a if plain and not a._version else SavedValue(a)
+    return saved
 
 
 def _savable(a: Tensor) -> None:
