@@ -1329,8 +1329,7 @@ def check(
 
     Notes
     -----
-    Over 80 lines by its parameters' descriptions; the body is the order of the
-    steps, each a helper of this module (points, references, derivatives).
+    Over 80 lines by its parameters' descriptions; each step is a helper.
 
     Examples
     --------
@@ -1396,16 +1395,13 @@ def _vector_function(exprs: Any, syms: list[Any], func: Callable[..., Any] | Non
                      functions: Mapping[Any, Callable[..., Any]] | None) -> Callable[[Any], Any]:
     """The function ``check`` differentiates, of one vector of the symbols' values:
     ``exprs`` compiled to dualad (``lambdify``), or the user's ``func`` of the symbols."""
-    n = len(syms)
     if func is None:
-        compiled = lambdify(exprs, [syms], functions=functions)
-        fvec: Callable[[Any], Any] = compiled
-    else:
-        user = func
+        return lambdify(exprs, [syms], functions=functions)
+    n, user = len(syms), func
 
-        def fvec(x: Any) -> Any:
-            out = user(*(x[i] for i in range(n)))
-            return out if isinstance(out, da.Tensor) else da.as_tensor(np.asarray(out))
+    def fvec(x: Any) -> Any:
+        out = user(*(x[i] for i in range(n)))
+        return out if isinstance(out, da.Tensor) else da.as_tensor(np.asarray(out))
     return fvec
 
 
