@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fastpaths
 from ..backends.namespace import writeable as _writeable
 from ..core import dispatch as D
 from ..core import grad_mode as gm
@@ -46,6 +45,7 @@ from ..reverse.engine import (
     profiling,
 )
 from ..reverse.graph import _EVERY2, _ONE, _READ, AccumulateGrad, Node
+from . import switch
 from .recorders import LaneNode
 from .transpose import Given, Negated, Scatter, flat_parts, fresh, tensors
 
@@ -532,13 +532,13 @@ def install() -> None:
     with untracked tangents (family ``tangents``: ``grad_mode.untracked_tangents``), and
     the accumulation and writing out of the transposes' cotangents (family
     ``transpose``, which makes them)."""
-    if _fastpaths.on("tangents"):
+    if switch.on("tangents"):
         gm.install_untracked_tangents()
-    fast_engine = _fastpaths.on("engine")
-    if not fast_engine and not _fastpaths.on("transpose"):
+    fast_engine = switch.on("engine")
+    if not fast_engine and not switch.on("transpose"):
         return
-    if fast_engine and not _fastpaths.on("transpose"):
+    if fast_engine and not switch.on("transpose"):
         graph.install_vjp(_traced_vjp)
     engine.install(pass_=_pass if fast_engine else None,
                    add=_add_to if fast_engine else _add_unowned, write=_written,
-                   tangents=fast_engine and _fastpaths.on("tangents"))
+                   tangents=fast_engine and switch.on("tangents"))

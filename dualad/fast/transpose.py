@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fastpaths
 from ..backends import namespace as _B
 from ..backends.namespace import like as _like
 from ..core import dispatch as D
@@ -35,6 +34,7 @@ from ..reverse.linearize import fit_dtype, placeholder
 from ..reverse.transpose import _conj, unbroadcast
 from ..rules import elementwise as E
 from ..rules import linear as L
+from . import switch
 
 
 def _computes(coefs: Any, needs: Any) -> bool:
@@ -521,5 +521,5 @@ _SLICED = L.getitem
 
 def install() -> None:
     """Make ``vjp`` every node's VJP (family ``transpose``)."""
-    if _fastpaths.on("transpose"):
+    if switch.on("transpose"):
         graph.install_vjp(vjp)
