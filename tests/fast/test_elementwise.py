@@ -13,7 +13,7 @@ from dualad.rules import linear as L
 try:  # (the fast layer; without it, the tests of its fast paths are skipped: conftest.py)
     from dualad.fast import elementwise as FE
     from dualad.fast.transpose import plain_arrays
-except ModuleNotFoundError:
+except ImportError:  # (ModuleNotFoundError; or, in a copy without it, another tree's layer)
     FE = plain_arrays = None
 
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
