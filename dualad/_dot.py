@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from .core.tensor import Tensor
+from .reverse.graph import edge_of
+from .reverse.linearize import is_lin, linearize, placeholder
 
 __all__ = ["to_dot", "render_graph", "linear_program"]
 
@@ -122,9 +124,25 @@ def to_dot(tensor: Tensor, *, name: str = "backward") -> str:
                 "to_dot: this tensor has no backward graph (it does not require grad). "
                 "Make it from tensors created with requires_grad=True."
             )
-        from .reverse.graph import edge_of
-
         root = edge_of(tensor)[0]  # a leaf's AccumulateGrad: a graph of one node
+    ids, order = _nodes_from(root)
+    lines = [
+        f"digraph {name} {{",
+        '  node [fontname="Helvetica", fontsize=10];',
+        "  rankdir=TB;",
+    ]
+    lines += [_node_line(n, ids[id(n)], n is root) for n in order]
+    for n in order:
+        for k, (nxt, _) in enumerate(getattr(n, "next_functions", ())):
+            if nxt is not None:
+                lines.append(f"  {ids[id(nxt)]} -> {ids[id(n)]} [dir=back, label=\"{k}\"];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _nodes_from(root: Any) -> tuple[dict[int, str], list[Any]]:
+    """The nodes reachable from ``root``, depth-first, each once (a node may feed several
+    others): their dot ids by ``id()``, and their order."""
     ids: dict[int, str] = {}
     order: list[Any] = []
     stack = [root]
@@ -137,37 +155,29 @@ def to_dot(tensor: Tensor, *, name: str = "backward") -> str:
         for nxt, _ in reversed(getattr(n, "next_functions", ())):
             if nxt is not None and id(nxt) not in ids:
                 stack.append(nxt)
-    lines = [
-        f"digraph {name} {{",
-        '  node [fontname="Helvetica", fontsize=10];',
-        "  rankdir=TB;",
-    ]
-    for n in order:
-        nid = ids[id(n)]
-        if n.name() == "AccumulateGrad":
-            leaf = n.variable
-            label = f"AccumulateGrad\\nleaf {_shape(leaf.shape)} {leaf.dtype}"
-            lines.append(f"  {nid} [shape=ellipse, style=filled, fillcolor=\"#dbeafe\", "
-                         f"label=\"{label}\"];")
-            continue
-        parts = [n.name()]
-        avals = getattr(n, "avals", None) or ()
-        outs = getattr(n, "out_avals", None) or ()
-        if avals:
-            parts.append("in: " + ", ".join("constant" if a is None else _aval_text(a) for a in avals))
-        if outs and outs[0] is not None:
-            parts.append("out: " + ", ".join(_aval_text(a) for a in outs if a is not None))
-        parts += _saved_lines(n)
-        label = "\\n".join(p.replace('"', "'") for p in parts)
-        fill = "#fde68a" if n is root else "#f3f4f6"
-        lines.append(f"  {nid} [shape=box, style=\"rounded,filled\", fillcolor=\"{fill}\", "
-                     f"label=\"{label}\"];")
-    for n in order:
-        for k, (nxt, _) in enumerate(getattr(n, "next_functions", ())):
-            if nxt is not None:
-                lines.append(f"  {ids[id(nxt)]} -> {ids[id(n)]} [dir=back, label=\"{k}\"];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return ids, order
+
+
+def _node_line(n: Any, nid: str, is_root: bool) -> str:
+    """The dot statement of node ``n``: a leaf's AccumulateGrad as an ellipse, any other
+    node as a box listing its inputs', outputs' and saved values' shapes and dtypes."""
+    if n.name() == "AccumulateGrad":
+        leaf = n.variable
+        label = f"AccumulateGrad\\nleaf {_shape(leaf.shape)} {leaf.dtype}"
+        return (f"  {nid} [shape=ellipse, style=filled, fillcolor=\"#dbeafe\", "
+                f"label=\"{label}\"];")
+    parts = [n.name()]
+    avals = getattr(n, "avals", None) or ()
+    outs = getattr(n, "out_avals", None) or ()
+    if avals:
+        parts.append("in: " + ", ".join("constant" if a is None else _aval_text(a) for a in avals))
+    if outs and outs[0] is not None:
+        parts.append("out: " + ", ".join(_aval_text(a) for a in outs if a is not None))
+    parts += _saved_lines(n)
+    label = "\\n".join(p.replace('"', "'") for p in parts)
+    fill = "#fde68a" if is_root else "#f3f4f6"
+    return (f"  {nid} [shape=box, style=\"rounded,filled\", fillcolor=\"{fill}\", "
+            f"label=\"{label}\"];")
 
 
 def render_graph(tensor: Tensor, path: str | Path, format: str = "svg") -> Path:
@@ -272,8 +282,6 @@ def linear_program(tensor: Tensor) -> str:
       # SinBackward0
       ct[u0] += T[multiply](ct[t1], c0)
     """
-    from .reverse.linearize import is_lin, linearize, placeholder
-
     if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
         raise RuntimeError("linear_program: the tensor has no backward graph (no grad_fn).")
     nodes: dict[int, Any] = {}
@@ -285,18 +293,41 @@ def linear_program(tensor: Tensor) -> str:
         nodes[id(n)] = n
         stack += [e for e, _ in n.next_functions if e is not None]
     order = sorted(nodes.values(), key=lambda n: n.seq)  # creation order is forward order
-    names: dict[int, str] = {}  # id(placeholder or node) -> tangent name
-    leaves: dict[int, str] = {}
-    counter = [0]
-    consts: dict[int, str] = {}
+    text = _ProgramText()
+    fwd, rev_blocks = ["JVP program (tangents, forward):"], []
+    for n in order:
+        f, r = text.node(n)
+        fwd += f
+        rev_blocks.append(r)
+    lines = fwd + ["Transposed program (cotangents, backward):"]
+    for block in reversed(rev_blocks):
+        lines += block
+    return "\n".join(lines)
 
-    def fresh() -> str:
-        counter[0] += 1
-        return f"t{counter[0]}"
 
-    def arg_text(a: Any, note: list[str]) -> str:
+class _ProgramText:
+    """``linear_program``'s text, node by node in forward order: the names of tangents
+    (``t1``, ...; a leaf's ``u0``, ...) and of constants (arrays ``c0``, ..., other values
+    ``a0``, ...), and the placeholders traced so far (kept alive, so that their ids stay
+    unique)."""
+
+    def __init__(self) -> None:
+        self.names: dict[Any, str] = {}  # id(placeholder) or (id(node), k) -> tangent name
+        self.leaves: dict[int, str] = {}
+        self.consts: dict[int, str] = {}
+        self.count = 0
+        self.keep: list[Any] = []
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"t{self.count}"
+
+    def arg_text(self, a: Any, note: list[str]) -> str:
+        """The name of argument ``a`` of an equation; a constant's first use adds its
+        description to ``note``."""
+        consts = self.consts
         if is_lin(a):
-            return names[id(a)]
+            return self.names[id(a)]
         if isinstance(a, Tensor):
             if id(a) not in consts:
                 consts[id(a)] = f"c{sum(1 for v in consts.values() if v[0] == 'c')}"
@@ -307,14 +338,9 @@ def linear_program(tensor: Tensor) -> str:
             note.append(f"{consts[id(a)]}: {a!r}")
         return consts[id(a)]
 
-    fwd, rev_blocks = ["JVP program (tangents, forward):"], []
-    keep = []  # (placeholders stay alive, so their ids stay unique)
-    for n in order:
-        if n.saved is None:
-            raise RuntimeError(
-                "linear_program: the graph's saved values were freed by backward; call it "
-                "before backward, or run backward with retain_graph=True."
-            )
+    def placeholders(self, n: Any) -> list[Any]:
+        """A placeholder per input of node ``n`` with an edge, named as the tangent its
+        edge brings (a leaf's ``u<k>``, or the output of the node it comes from)."""
         lins = []
         for aval, edge in zip(n.avals, n.edges, strict=True):
             if edge is None or aval is None:
@@ -323,23 +349,33 @@ def linear_program(tensor: Tensor) -> str:
             p = placeholder(*aval)
             src, nr = edge
             if src.name() == "AccumulateGrad":
-                names[id(p)] = leaves.setdefault(id(src), f"u{len(leaves)}")
+                self.names[id(p)] = self.leaves.setdefault(id(src), f"u{len(self.leaves)}")
             else:
-                names[id(p)] = names[(id(src), nr)]
+                self.names[id(p)] = self.names[(id(src), nr)]
             lins.append(p)
+        return lins
+
+    def node(self, n: Any) -> tuple[list[str], list[str]]:
+        """The lines of node ``n``'s JVP program and of its transpose."""
+        if n.saved is None:
+            raise RuntimeError(
+                "linear_program: the graph's saved values were freed by backward; call it "
+                "before backward, or run backward with retain_graph=True."
+            )
+        names = self.names
+        lins = self.placeholders(n)
         primals, out = n._unpack()
-        t, prog = linearize(n.name(), lambda n=n, p=primals, o=out, ls=lins:
-                            n.prim.jvp(p, ls, o, **n.params))
-        keep.append((lins, prog, t))
-        fwd.append(f"  # {n.name()}")
+        t, prog = linearize(n.name(), lambda: n.prim.jvp(primals, lins, out, **n.params))
+        self.keep.append((lins, prog, t))
+        fwd = [f"  # {n.name()}"]
         rev = [f"  # {n.name()}"]
         for prim, args, _params, o in prog:
-            names[id(o)] = fresh()
+            names[id(o)] = self.fresh()
             note: list[str] = []
-            text = ", ".join(arg_text(a, note) for a in args)
+            text = ", ".join(self.arg_text(a, note) for a in args)
             line = f"  {names[id(o)]} = {prim.name}({text})"
             fwd.append(line + ("" if not note else " " * max(2, 30 - len(line)) + "; ".join(note)))
-            others = ", ".join(arg_text(a, []) for a in args if not is_lin(a))
+            others = ", ".join(self.arg_text(a, []) for a in args if not is_lin(a))
             for a in args:
                 if is_lin(a):
                     rev.insert(1, f"  ct[{names[id(a)]}] += T[{prim.name}](ct[{names[id(o)]}]"
@@ -347,8 +383,4 @@ def linear_program(tensor: Tensor) -> str:
         outs = t if n.prim.multi else (t,)
         for k, o in enumerate(outs):
             names[(id(n), k)] = names[id(o)] if is_lin(o) else "0"
-        rev_blocks.append(rev)
-    lines = fwd + ["Transposed program (cotangents, backward):"]
-    for block in reversed(rev_blocks):
-        lines += block
-    return "\n".join(lines)
+        return fwd, rev

@@ -627,6 +627,15 @@ def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
 
         check_tangents(name, [t if isinstance(t, Tensor) else None for t in tout],
                        lambda: _finite_values([*ps, *full]))
+    _check_jvp_tangents(name, full, tout, ys, diff)
+    return list(tout[:len(ys)]) + [None] * (len(ys) - len(tout))
+
+
+def _check_jvp_tangents(name: str, full: list[Any], tout: tuple[Any, ...], ys: list[Any],
+                        diff: list[bool]) -> None:
+    """Raise for what a user's jvp returned wrong: a tangent without the batch axis of
+    its batched input tangents ``full``, or a tangent for an output that is not
+    differentiable (torch's check: it would be dropped)."""
     nb = 0
     for t in full:
         if t is not None and t._nb > nb:
@@ -647,7 +656,6 @@ def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
                  else f"a Tensor of dtype {y.dtype}" if isinstance(y, Tensor) else
                  f"a {type(y).__name__}") + "). You should return None at that position "
                 "instead.")
-    return list(tout[:len(ys)]) + [None] * (len(ys) - len(tout))
 
 
 def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
@@ -705,33 +713,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
                     "grad_outputs: compute with dualad operations on them (dualad.numpy), "
                     f"not NumPy's; or give {name} a jvp."
                 ) from None
-            res = list(res) if isinstance(res, tuple) else [res]
-            if len(res) < len(ps):
-                raise RuntimeError(
-                    f"function {name}Backward returned an incorrect number of gradients "
-                    f"(expected {len(ps)}, got {len(res)})"
-                )
-            outs, cts = [], []
-            for i, (r, t) in enumerate(zip(res, ts, strict=False)):
-                if t is None or r is None:
-                    continue
-                if not is_lin(r):  # a constant: the map is linear only if it is zero
-                    d = r._data if isinstance(r, Tensor) else r
-                    if np.any(d):
-                        raise RuntimeError(
-                            f"dualad: {name}.backward is not linear in its grad_outputs: its "
-                            f"gradient for input {i} does not depend on them and is not zero. "
-                            "Forward mode transposes backward, which must be linear in "
-                            f"grad_output; or give {name} a jvp."
-                        )
-                    continue
-                if r.shape != ps[i].shape:
-                    raise RuntimeError(
-                        f"Function {name}Backward returned an invalid gradient - got "
-                        f"{r.shape} but expected shape compatible with {ps[i].shape}"
-                    )
-                outs.append(r)
-                cts.append(t)
+            outs, cts = _linear_results(name, res, ps, ts)
             touts = transpose_program(prog, outs, cts, lins)
     finally:
         ctx._lin_saved = None
@@ -747,6 +729,43 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
         touts = [t if t is None else _UnknownDerivative.apply(t, msg, *tracked) for t in touts]
     return touts
+
+
+def _linear_results(name: str, res: Any, ps: list[Any], ts: list[Any]
+                    ) -> tuple[list[Any], list[Any]]:
+    """The results of a user's ``backward`` run on placeholders (``res``), as the outputs
+    of the linear program to transpose, with the input tangents ``ts`` that are their
+    cotangents; raises for too few results, a result that does not depend on the
+    grad_outputs and is not zero (backward is not linear in them), or one of the wrong
+    shape."""
+    res = list(res) if isinstance(res, tuple) else [res]
+    if len(res) < len(ps):
+        raise RuntimeError(
+            f"function {name}Backward returned an incorrect number of gradients "
+            f"(expected {len(ps)}, got {len(res)})"
+        )
+    outs, cts = [], []
+    for i, (r, t) in enumerate(zip(res, ts, strict=False)):
+        if t is None or r is None:
+            continue
+        if not is_lin(r):  # a constant: the map is linear only if it is zero
+            d = r._data if isinstance(r, Tensor) else r
+            if np.any(d):
+                raise RuntimeError(
+                    f"dualad: {name}.backward is not linear in its grad_outputs: its "
+                    f"gradient for input {i} does not depend on them and is not zero. "
+                    "Forward mode transposes backward, which must be linear in "
+                    f"grad_output; or give {name} a jvp."
+                )
+            continue
+        if r.shape != ps[i].shape:
+            raise RuntimeError(
+                f"Function {name}Backward returned an invalid gradient - got "
+                f"{r.shape} but expected shape compatible with {ps[i].shape}"
+            )
+        outs.append(r)
+        cts.append(t)
+    return outs, cts
 
 
 def _finite_values(ts: list[Any]) -> bool:

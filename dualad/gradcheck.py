@@ -661,7 +661,7 @@ class _Check:
             except RuntimeError as e:
                 raise GradcheckError(
                     f"Expected backward to handle an undefined grad for output {skip} (it "
-                    f"was left out of reverse.grad), but it raised: {e}"
+                    f"was left out of da.grad), but it raised: {e}"
                 ) from e
             for i, g in zip(self.diff_in, grads, strict=True):
                 if np.any(g != 0):
@@ -837,6 +837,11 @@ def gradcheck(
     ValueError
         If no input requires grad or the ``check_*`` flags are inconsistent.
 
+    Notes
+    -----
+    Over 80 lines by its parameters' descriptions (torch's signature); the body
+    checks the flags and hands the work to ``_gradcheck``.
+
     Examples
     --------
     >>> import dualad as da
@@ -848,26 +853,15 @@ def gradcheck(
     >>> da.gradcheck(lambda z: dnp.abs(z) ** 2, (z,), fast_mode=True)
     True
     """
-    if not (check_forward_ad or check_backward_ad):
-        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
-    if check_batched_grad and not check_backward_ad:
-        raise ValueError("Setting check_batched_grad=True requires check_backward_ad to be True")
-    if check_batched_forward_grad and not check_forward_ad:
-        raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
+    _check_flags(check_forward_ad, check_backward_ad, check_batched_grad,
+                 check_batched_forward_grad)
     try:
         return _gradcheck(
-            func,
-            _as_tuple(inputs),
-            eps=eps,
-            atol=atol,
-            rtol=rtol,
-            nondet_tol=nondet_tol,
-            check_undefined_grad=check_undefined_grad,
-            check_grad_dtypes=check_grad_dtypes,
+            func, _as_tuple(inputs), eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
+            check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
             check_batched_grad=check_batched_grad,
             check_batched_forward_grad=check_batched_forward_grad,
-            check_forward_ad=check_forward_ad,
-            check_backward_ad=check_backward_ad,
+            check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
             fast_mode=fast_mode,
         )
     except GradcheckError as e:
@@ -877,6 +871,17 @@ def gradcheck(
         if note is None or note in str(e):
             raise
         raise GradcheckError(f"{e}\n{note}") from e
+
+
+def _check_flags(check_forward_ad: bool, check_backward_ad: bool, check_batched_grad: bool,
+                 check_batched_forward_grad: bool) -> None:
+    """Raise ``ValueError`` for ``gradcheck``'s flags that contradict each other."""
+    if not (check_forward_ad or check_backward_ad):
+        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise ValueError("Setting check_batched_grad=True requires check_backward_ad to be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise ValueError("Setting check_batched_forward_grad=True requires check_forward_ad to be True")
 
 
 def _gradcheck(
@@ -979,6 +984,23 @@ def gradgradcheck(
     >>> da.gradgradcheck(lambda x: x**3 * dnp.sin(x), (x,), check_fwd_over_rev=True)
     True
     """
+    _check_gradgrad_flags(check_fwd_over_rev, check_rev_over_rev, check_undefined_grad,
+                          check_batched_grad)
+    xs = _as_tuple(inputs)
+    gos = _as_tuple(grad_outputs) if grad_outputs is not None else \
+        _default_grad_outputs(func, xs, gen_non_contig_grad_outputs)
+    return gradcheck(
+        _backward_of(func, xs), xs + gos, eps=eps, atol=atol, rtol=rtol,
+        raise_exception=raise_exception, nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev, fast_mode=fast_mode, masked=masked,
+    )
+
+
+def _check_gradgrad_flags(check_fwd_over_rev: bool, check_rev_over_rev: bool,
+                          check_undefined_grad: bool, check_batched_grad: bool) -> None:
+    """Raise ``ValueError`` for ``gradgradcheck``'s flags that contradict each other."""
     if not (check_fwd_over_rev or check_rev_over_rev):
         raise ValueError("Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True")
     if check_undefined_grad and not check_rev_over_rev:
@@ -989,13 +1011,19 @@ def gradgradcheck(
         raise ValueError(
             "Setting check_batched_grad=True in gradgradcheck requires check_rev_over_rev to be True"
         )
-    xs = _as_tuple(inputs)
-    if grad_outputs is None:
-        rng = np.random.default_rng(_SEED + 1)
-        outs = [o for o in _as_tuple(func(*xs)) if _is_tensor(o) and o.requires_grad]
-        gos = tuple(_random_cotangent(rng, o, gen_non_contig_grad_outputs) for o in outs)
-    else:
-        gos = _as_tuple(grad_outputs)
+
+
+def _default_grad_outputs(func: Callable[..., Any], xs: tuple, noncontig: bool) -> tuple:
+    """``gradgradcheck``'s cotangents when none are given: random, one per output of
+    ``func`` that requires grad, from a private fixed-seed generator."""
+    rng = np.random.default_rng(_SEED + 1)
+    outs = [o for o in _as_tuple(func(*xs)) if _is_tensor(o) and o.requires_grad]
+    return tuple(_random_cotangent(rng, o, noncontig) for o in outs)
+
+
+def _backward_of(func: Callable[..., Any], xs: tuple) -> Callable[..., tuple]:
+    """``F(x, v) = v^T J_func(x)``: the function ``gradgradcheck`` runs ``gradcheck`` on,
+    of the inputs ``xs`` and then the cotangents, recorded (``create_graph``)."""
     n_in = len(xs)
     diff_in = [i for i, x in enumerate(xs) if _is_tensor(x) and x.requires_grad]
 
@@ -1008,22 +1036,7 @@ def gradgradcheck(
                               allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(
-        vjp,
-        xs + gos,
-        eps=eps,
-        atol=atol,
-        rtol=rtol,
-        raise_exception=raise_exception,
-        nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad,
-        check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad,
-        check_forward_ad=check_fwd_over_rev,
-        check_backward_ad=check_rev_over_rev,
-        fast_mode=fast_mode,
-        masked=masked,
-    )
+    return vjp
 
 
 def _random_cotangent(rng: np.random.Generator, o: Any, noncontig: bool) -> Any:

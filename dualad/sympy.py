@@ -1327,6 +1327,10 @@ def check(
     UnsupportedFunctionError
         If the expression uses a function dualad cannot differentiate.
 
+    Notes
+    -----
+    Over 80 lines by its parameters' descriptions; each step is a helper.
+
     Examples
     --------
     >>> import sympy
@@ -1352,22 +1356,61 @@ def check(
     m = len(flat)
 
     # Compile first: an unsupported function should fail before any sampling.
-    if func is None:
-        compiled = lambdify(exprs, [syms], functions=functions)
-        fvec: Callable[[Any], Any] = compiled
-    else:
-        user = func
-
-        def fvec(x: Any) -> Any:
-            out = user(*(x[i] for i in range(n)))
-            return out if isinstance(out, da.Tensor) else da.as_tensor(np.asarray(out))
+    fvec = _vector_function(exprs, syms, func, functions)
 
     ref = _Reference(flat, syms, order)
     # A real expression can still be complex at some real points (log(-1));
     # those points are rejected. One containing I is complex by construction.
     complex_valued = any(e.has(sympy.I) for e in flat)
 
-    # Points.
+    points, refs = _reference_points(ref, syms, at, domain, seed, n_points, max_tries,
+                                     complex_valued)
+    reference = _stacked(refs, complex_valued, (len(points),) + out_shape, n)
+
+    # Is dualad's output complex?  (Decides the real/imaginary split.)
+    y0 = fvec(_tensor(points[0]))
+    is_complex = bool(np.iscomplexobj(_np(y0)))
+    target = _Target(fvec, n, m, is_complex)
+
+    entries: list[CrossCheckEntry] = []
+    # Value.
+    try:
+        got = np.stack([_np(fvec(_tensor(p))).reshape(out_shape) for p in points])
+        entries.append(_compare("value", "primal", got, reference["value"], rtol, atol))
+    except Exception as exc:  # noqa: BLE001 - reported, not swallowed
+        entries.append(_error_entry("value", "primal", exc))
+
+    entries += _derivative_entries(target, points, out_shape, n, reference, order, modes,
+                                   is_complex, rtol, atol)
+    report = CrossCheckReport(
+        exprs=exprs, symbols=tuple(syms), points=points, out_shape=out_shape,
+        rtol=rtol, atol=atol, reference=reference, entries=entries,
+    )
+    if raise_on_failure and not report.ok:
+        raise CrossCheckError(report)
+    return report
+
+
+def _vector_function(exprs: Any, syms: list[Any], func: Callable[..., Any] | None,
+                     functions: Mapping[Any, Callable[..., Any]] | None) -> Callable[[Any], Any]:
+    """The function ``check`` differentiates, of one vector of the symbols' values:
+    ``exprs`` compiled to dualad (``lambdify``), or the user's ``func`` of the symbols."""
+    if func is None:
+        return lambdify(exprs, [syms], functions=functions)
+    n, user = len(syms), func
+
+    def fvec(x: Any) -> Any:
+        out = user(*(x[i] for i in range(n)))
+        return out if isinstance(out, da.Tensor) else da.as_tensor(np.asarray(out))
+    return fvec
+
+
+def _reference_points(ref: Any, syms: list[Any], at: Any, domain: Any, seed: int | None,
+                      n_points: int, max_tries: int, complex_valued: bool
+                      ) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """``check``'s points (those given ``at``, or ``n_points`` drawn in ``domain``) and
+    SymPy's value and derivatives at each (``ref.at``), where those are acceptable."""
+    n = len(syms)
     refs: list[dict[str, np.ndarray]] = []
     if at is not None:
         points = _given_points(at, syms)
@@ -1400,27 +1443,28 @@ def check(
             )
         points = np.array(pts).reshape(-1, n)
 
+    return points, refs
+
+
+def _stacked(refs: list[dict[str, np.ndarray]], complex_valued: bool, lead: tuple[int, ...],
+             n: int) -> dict[str, np.ndarray]:
+    """SymPy's values per point ``refs`` as one array per kind (value, jacobian, hessian),
+    of shape ``lead`` (points, then the output's shape) and one axis of ``n`` per order."""
     n_axes = {"value": 0, "jacobian": 1, "hessian": 2}
     reference = {}
     for k in refs[0]:
         a = np.stack([r[k] for r in refs])
-        reference[k] = (a if complex_valued else a.real).reshape(
-            (len(points),) + out_shape + (n,) * n_axes[k]
-        )
+        reference[k] = (a if complex_valued else a.real).reshape(lead + (n,) * n_axes[k])
+    return reference
 
-    # Is dualad's output complex?  (Decides the real/imaginary split.)
-    y0 = fvec(_tensor(points[0]))
-    is_complex = bool(np.iscomplexobj(_np(y0)))
-    target = _Target(fvec, n, m, is_complex)
 
+def _derivative_entries(target: Any, points: np.ndarray, out_shape: tuple[int, ...], n: int,
+                        reference: dict[str, np.ndarray], order: int,
+                        modes: Iterable[str] | None, is_complex: bool, rtol: float,
+                        atol: float) -> list[CrossCheckEntry]:
+    """``check``'s entries for the derivatives: each of dualad's ways (``modes``, or all)
+    of the Jacobian (and, with ``order`` 2, of the Hessian) against SymPy's."""
     entries: list[CrossCheckEntry] = []
-    # Value.
-    try:
-        got = np.stack([_np(fvec(_tensor(p))).reshape(out_shape) for p in points])
-        entries.append(_compare("value", "primal", got, reference["value"], rtol, atol))
-    except Exception as exc:  # noqa: BLE001 - reported, not swallowed
-        entries.append(_error_entry("value", "primal", exc))
-
     wanted = None if modes is None else list(modes)
     unknown = set(wanted or ()) - set(JACOBIAN_MODES) - set(HESSIAN_MODES)
     if unknown:
@@ -1444,13 +1488,7 @@ def check(
                 got = got.real
             entries.append(_compare(label, mode, got, reference[key], rtol, atol))
 
-    report = CrossCheckReport(
-        exprs=exprs, symbols=tuple(syms), points=points, out_shape=out_shape,
-        rtol=rtol, atol=atol, reference=reference, entries=entries,
-    )
-    if raise_on_failure and not report.ok:
-        raise CrossCheckError(report)
-    return report
+    return entries
 
 
 def _error_entry(derivative: str, mode: str, exc: BaseException) -> CrossCheckEntry:

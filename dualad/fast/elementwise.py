@@ -47,6 +47,7 @@ from ..rules.elementwise import (
     np_namespace,
 )
 from ..rules.linear import seed_product
+from .recorders import recorder as _recorder
 from .switch import on
 
 _new = object.__new__
@@ -497,8 +498,8 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
 def _first_record(ns: dict[str, Any], prim: Any, args: Any, out: Any) -> None:
     """A hot function's ``_record`` until its first recorded call, which binds there (in
     the function's namespace ``ns``) the recorder reverse mode makes for its primitive
-    (``graph.recorder``)."""
-    rec = ns["_record"] = _D.hooks["recorder"](prim)
+    (``recorders.recorder``)."""
+    rec = ns["_record"] = _recorder(prim)
     rec(prim, args, out)
 
 

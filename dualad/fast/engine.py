@@ -8,7 +8,7 @@ for the general way:
 - a chain runs without the heap: when nothing else is pending and a node sends one
   cotangent, the node it feeds runs next;
 - bare arrays go between nodes that record nothing, and a node recorded with plain
-  values runs its straight lane (``graph.Node.lane``: the step or array transpose kept
+  values runs its straight lane (``recorders.LaneNode.lane``: the step or array transpose kept
   at record time), down a chain of such nodes in one loop;
 - the engine sums in place into cotangents it holds alone (``own``), adds a slice's
   cotangent (``transpose.Scatter``) into its input's sum, subtracts a ``Negated`` one;
@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fastpaths
 from ..backends.namespace import writeable as _writeable
 from ..core import dispatch as D
 from ..core import grad_mode as gm
@@ -46,6 +45,8 @@ from ..reverse.engine import (
     profiling,
 )
 from ..reverse.graph import _EVERY2, _ONE, _READ, AccumulateGrad, Node
+from . import switch
+from .recorders import LaneNode
 from .transpose import Given, Negated, Scatter, flat_parts, fresh, tensors
 
 
@@ -63,7 +64,7 @@ def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
         m = e[0]
         ok = memo.get(m)
         if ok is None:
-            prim = m.prim if m.__class__ is Node else None
+            prim = m.prim if m.__class__ is Node or m.__class__ is LaneNode else None
             ok = memo[m] = m in own or (
                 prim is not None and not m.hooked and (m.saved is _READ or m.saved is not None
                                                          and not m.saved)
@@ -103,7 +104,12 @@ def _pass(
     hooks only the tangent at that level of its gradient is wanted (``grad_tangents``),
     so the cotangents reaching it are summed as that tangent alone, not as duals whose
     primal nothing reads; such an input captures its tangent, or ``NO_TANGENT`` when
-    what reached it had none."""
+    what reached it had none.
+
+    The loop is not split into helpers on purpose: it runs once per node, and its common
+    case (no hooks, nothing captured, a chain without the heap) is inlined because a
+    Python call per node is a measurable part of a reverse pass over small arrays; the
+    rare cases are helpers already (``_run_node``, ``_lane``, ``_add_to``)."""
     roots, captures, again, targets = begin(outputs, inputs)
     need: dict[Any, list[bool]] | None = None
     if targets is not None and not all((lf := n.leaf) is not None and lf in targets
@@ -161,7 +167,8 @@ def _pass(
                 if needs is None:  # leads to no input that was asked for
                     node = None
                     continue
-            if not node.hooked and node.lane is not None and node not in captures and (
+            if node.__class__ is LaneNode and node.lane is not None and not node.hooked \
+                    and node not in captures and (
                     c := _bare(grads[0], create_graph)) is not None:
                 went = _lane(node, c, needs, need, captures, buf, heap, own, not retain_graph)
                 if went is not None:
@@ -221,9 +228,10 @@ def _pass(
                     for e, r, n in zip(edges, res, needs, strict=False):  # equal by construction
                         if n and r is not None:
                             _add_to(buf, heap, e[0], e[1], r, own)
-            if ran and not retain_graph and node.saved:
-                node.saved = node.lane = None  # release what it saved (AccumulateGrad saves
-                # nothing)
+            if ran and not retain_graph and node.saved:  # (AccumulateGrad saves nothing)
+                node.saved = None  # release what it saved
+                if node.__class__ is LaneNode:
+                    node.lane = None
             node = nxt
     if tangent:  # the inputs that summed whole cotangents (hooked, or not leaves)
         for key, k in captures.items():
@@ -249,7 +257,7 @@ def _bare(c: Any, create_graph: bool) -> Any:
 
 def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
           heap: Any, own: Any, release: bool) -> tuple[Any, Any] | None:
-    """Run ``node`` by its straight lane (``graph.Node.lane``: the values were saved plain
+    """Run ``node`` by its straight lane (``LaneNode.lane``: the values were saved plain
     and the cotangent is a bare array), and then, while nothing else is pending and each
     sends one bare cotangent on, the chain of lane nodes it feeds. Returns the node to run
     next (None: take one from the heap) and its cotangents; None if ``node`` did not run
@@ -310,7 +318,8 @@ def _lane(node: Any, c: Any, needs: Any, need: Any, captures: Any, buf: Any,
             needs = need.get(node)
             if needs is None:  # leads to no input that was asked for
                 return None, None
-        if node.hooked or node.lane is None or node in captures:
+        if node.__class__ is not LaneNode or node.lane is None or node.hooked or \
+                node in captures:
             if ix is not None:
                 c = _array(c, ix, shape)
             n_out = len(node.out_avals)
@@ -523,13 +532,13 @@ def install() -> None:
     with untracked tangents (family ``tangents``: ``grad_mode.untracked_tangents``), and
     the accumulation and writing out of the transposes' cotangents (family
     ``transpose``, which makes them)."""
-    if _fastpaths.on("tangents"):
+    if switch.on("tangents"):
         gm.install_untracked_tangents()
-    fast_engine = _fastpaths.on("engine")
-    if not fast_engine and not _fastpaths.on("transpose"):
+    fast_engine = switch.on("engine")
+    if not fast_engine and not switch.on("transpose"):
         return
-    if fast_engine and not _fastpaths.on("transpose"):
+    if fast_engine and not switch.on("transpose"):
         graph.install_vjp(_traced_vjp)
     engine.install(pass_=_pass if fast_engine else None,
                    add=_add_to if fast_engine else _add_unowned, write=_written,
-                   tangents=fast_engine and _fastpaths.on("tangents"))
+                   tangents=fast_engine and switch.on("tangents"))

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fastpaths
 from ..rules import linear
 from ..rules.linear import _keep
+from . import switch
 
 _identities: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
@@ -83,5 +83,5 @@ def _rows_scaled(m: Any, d: Any) -> Any | None:
 
 def install() -> None:
     """Fill the seeds' slots (family ``seeds``)."""
-    if _fastpaths.on("seeds"):
+    if switch.on("seeds"):
         linear.install_seeds(_made, _seed_matmul, seed_product)

@@ -23,18 +23,18 @@ from typing import Any
 
 import numpy as np
 
-from .. import _fastpaths
 from ..backends import namespace as _B
 from ..backends.namespace import like as _like
 from ..core import dispatch as D
 from ..core import grad_mode as _gm
 from ..core.tensor import Tensor, _make
 from ..reverse import graph
-from ..reverse.graph import Node, _zeros_for
+from ..reverse.graph import _ABSENT, Node, _zeros_for
 from ..reverse.linearize import fit_dtype, placeholder
 from ..rules import elementwise as E
 from ..rules import linear as L
 from ..rules.linear import _conj, unbroadcast
+from . import switch
 
 
 def _computes(coefs: Any, needs: Any) -> bool:
@@ -430,7 +430,7 @@ def vjp(self: Node, cts: list[Any], needs: list[bool], mine: bool = False,
                                        and not _gm.state.grad
                                        and c._data.__class__ is _ndarray):  # (bare
             # cotangents are NumPy's: another kind's are Tensors, on the general way)
-            arrays = self._plain_arrays()
+            arrays = plain_arrays(self)
             if arrays is not None:
                 return fast(self.prim, c, arrays[0], arrays[1], self.avals, needs,
                             self.out_avals[0][1])
@@ -455,7 +455,7 @@ def vjp(self: Node, cts: list[Any], needs: list[bool], mine: bool = False,
             if n and res[i] is None:
                 res[i] = _zeros_for(cts, self.avals[i])
         return res
-    if prim.transpose is not None and cts[0] is not None and self._linear_in(needs):
+    if prim.transpose is not None and cts[0] is not None and linear_in(self, needs):
         # linear in the inputs asked for: its JVP there is the primitive itself, so the
         # program to transpose is the one equation prim(..., t_i, ...), and its
         # transpose is the primitive's rule on the cotangent (transpose_program's step)
@@ -469,10 +469,57 @@ def vjp(self: Node, cts: list[Any], needs: list[bool], mine: bool = False,
     return self.general_vjp(cts, needs)
 
 
+def plain_arrays(node: Node) -> tuple[list[Any], Any] | None:
+    """``node``'s saved values as arrays (``prim.transposed``'s ``arrays`` and ``y``), when
+    all are plain and unchanged; else None."""
+    saved = node._saved_values()
+    if saved is None:
+        return None
+    consts = node.consts  # None below: not read by the rule
+    arrays = [None] * len(consts) if consts.__class__ is tuple else \
+        [None if c is _ABSENT else c for c in consts]  # (tuple: the shared all-Tensor one)
+    y = None
+    for k, sv in saved.items() if saved else ():  # (an empty dict's items cost more)
+        if sv.__class__ is Tensor:  # an input saved bare, at version 0 (the common case)
+            vc = sv._vc
+            if sv._level or sv._nb or (vc is not None and vc[0]):
+                return None
+            arrays[k] = sv._data
+        elif k == "out":
+            sv = sv[0]
+            if sv is None:  # (an output not read: "out<k>" of another)
+                return None
+            y = sv.packed
+            if sv.unpack is not None or y.__class__ is Tensor or sv.vc[0] != sv.version:
+                return None
+        else:
+            v = sv.packed
+            if sv.unpack is not None or v._level or v._nb or sv.vc[0] != sv.version:
+                return None
+            arrays[k] = v._data
+    return arrays, y
+
+
+def linear_in(node: Node, needs: list[bool]) -> bool:
+    """Whether ``node``'s rule is linear in the inputs asked for (``needs``): its JVP there
+    is the primitive itself, whose transpose rule then is the node's VJP."""
+    prim = node.prim
+    if prim.multi or prim.boundary or node.nbs is not None:
+        return False
+    linear = prim.linear
+    wanted = 0  # (a loop, not comprehensions: this runs once per node)
+    for i, n in enumerate(needs):
+        if n:
+            if i not in linear:
+                return False
+            wanted += 1
+    return prim.joint or wanted == 1
+
+
 _SLICED = L.getitem
 
 
 def install() -> None:
     """Make ``vjp`` every node's VJP (family ``transpose``)."""
-    if _fastpaths.on("transpose"):
+    if switch.on("transpose"):
         graph.install_vjp(vjp)

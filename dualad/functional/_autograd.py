@@ -331,33 +331,10 @@ def jacobian(
     _strict_vectorize("jacobian", strict, vectorize)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "jacobian")
     own: list[Tensor] = []
-    if strategy == "forward-mode":
-        info: dict[str, bool] = {}
-
-        def flat(*a: Tensor) -> tuple[Tensor, ...]:
-            t, outs = as_tuple(func(*a), _OUT, "jacobian", allow_arrays=False)
-            info["tuple"] = t
-            return outs
-
-        ctx = enable_grad() if create_graph else _Null()
-        with ctx:
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph, own=own)
-            _, J = forward_blocks(
-                flat, xs, vectorize=vectorize, chunk_size=chunk_size,
-                create_graph=create_graph, strict=strict,
-            )
-        out_tuple = info.get("tuple", False)
-    else:
-        with enable_grad():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
-            out_tuple, outs = as_tuple(func(*xs), _OUT, "jacobian", allow_arrays=False)
-            if strict:
-                check_outputs_differentiable(outs)
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            J = reverse_blocks(
-                outs, xs, vectorize=vectorize, chunk_size=chunk_size,
-                create_graph=create_graph, strict=strict,
-            )
+    opts = {"vectorize": vectorize, "chunk_size": chunk_size, "create_graph": create_graph,
+            "strict": strict}
+    by = _jacobian_columns if strategy == "forward-mode" else _jacobian_rows
+    out_tuple, J = by(func, xs0, own, **opts)
     retire(own)
     Jt = grad_postprocess(tuple(tuple(r) for r in J), create_graph)
     return untuple(Jt, (out_tuple, in_tuple))
@@ -425,80 +402,148 @@ def hessian(
     _strict_vectorize("hessian", strict, vectorize)
     in_tuple, xs0 = as_tuple(inputs, "inputs", "hessian")
     n_in = len(xs0)
+    _check_hessian_fits(xs0)
+    own: list[Tensor] = []
+    H = _hessian_blocks(func, xs0, own, outer_jacobian_strategy, vectorize=vectorize,
+                        chunk_size=chunk_size, create_graph=create_graph, strict=strict)
+    retire(own)
+    Ht = grad_postprocess(tuple(tuple(r) for r in H[:n_in]), create_graph)
+    return untuple(Ht, (in_tuple, in_tuple))
+
+
+def _jacobian_columns(func: Callable[..., Any], xs0: tuple[Any, ...], own: list[Tensor], *,
+                      vectorize: bool, chunk_size: int | None, create_graph: bool,
+                      strict: bool) -> tuple[bool, Any]:
+    """``jacobian``'s forward mode: (whether ``func`` returned a tuple, the blocks by
+    columns). ``own``: the inputs' copies made here, retired by the caller."""
+    info: dict[str, bool] = {}
+
+    def flat(*a: Tensor) -> tuple[Tensor, ...]:
+        t, outs = as_tuple(func(*a), _OUT, "jacobian", allow_arrays=False)
+        info["tuple"] = t
+        return outs
+
+    ctx = enable_grad() if create_graph else _Null()
+    with ctx:
+        xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=create_graph, own=own)
+        _, J = forward_blocks(
+            flat, xs, vectorize=vectorize, chunk_size=chunk_size,
+            create_graph=create_graph, strict=strict,
+        )
+    return info.get("tuple", False), J
+
+
+def _jacobian_rows(func: Callable[..., Any], xs0: tuple[Any, ...], own: list[Tensor], *,
+                   vectorize: bool, chunk_size: int | None, create_graph: bool,
+                   strict: bool) -> tuple[bool, Any]:
+    """``jacobian``'s reverse mode: (whether ``func`` returned a tuple, the blocks by
+    rows). ``own``: as for ``_jacobian_columns``."""
+    with enable_grad():
+        xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
+        out_tuple, outs = as_tuple(func(*xs), _OUT, "jacobian", allow_arrays=False)
+        if strict:
+            check_outputs_differentiable(outs)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        J = reverse_blocks(
+            outs, xs, vectorize=vectorize, chunk_size=chunk_size,
+            create_graph=create_graph, strict=strict,
+        )
+    return out_tuple, J
+
+
+def _check_hessian_fits(xs0: tuple[Any, ...]) -> None:
+    """Raise, pointing to ``hvp``, for a Hessian of inputs ``xs0`` too large to form."""
     n = sum(x.size for x in xs0)
     if n * n >= SMALL:
         check_fits(n * n, xs0, f"The Hessian ({n} x {n})",
                    "For its products with vectors use dualad.functional.hvp(func, inputs, v) "
                    "(or vhp), one forward-over-reverse pass each, which never forms it.")
-    own: list[Tensor] = []
 
-    def scalar(*a: Tensor) -> Tensor:
-        out = _single_scalar_output(func(*a), "hessian")
-        if strict and not out.requires_grad:
-            raise err_not_differentiable(0)
-        return out
 
-    def inner_grad(out: Tensor, xs: tuple[Tensor, ...], keep: bool) -> list[Tensor | None]:
-        if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
-            g: list[Tensor | None] = [None] * len(xs)
-        else:
-            g = list(reverse.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
-        if strict:
-            for j, gj in enumerate(g):
-                if gj is None:
-                    raise err_independent(0, j)
-        return g
-
-    def by_rows() -> list[list[Tensor]]:  # reverse-over-reverse
-        with enable_grad():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
-            out = scalar(*xs)
-            g = inner_grad(out, xs, keep=True)
-            if strict:
-                for j, gj in enumerate(g):
-                    if gj is not None and not gj.requires_grad:
-                        raise err_linear_gradient(j)
-            gs = [gj if gj is not None else zeros_like(xs[j]) for j, gj in enumerate(g)]
-        with set_grad_enabled(True if create_graph else is_grad_enabled()):
-            return reverse_blocks(
-                gs, xs, vectorize=vectorize, chunk_size=chunk_size,
-                create_graph=create_graph, strict=strict, what="Hessian",
-            )
-
-    def by_columns() -> list[list[Tensor]]:  # forward-over-reverse
-
-        def grad_fn(*a: Tensor) -> tuple[Tensor, ...]:
-            out = scalar(*a)
-            g = inner_grad(out, a, keep=create_graph)
-            # zeros carry no tangent: the corresponding Hessian rows are zero
-            return tuple(gj if gj is not None else zeros_like(a[j]) for j, gj in enumerate(g))
-
-        # without create_graph, nothing differentiates the tangents by reverse mode
-        with enable_grad(), _Null() if create_graph else untracked_tangents():
-            xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
-            return forward_blocks(
-                grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
-                create_graph=create_graph, strict=strict, what="Hessian",
-            )[1]
-
-    if outer_jacobian_strategy == "forward-mode":
-        H = by_columns()
-    elif _columns_give_the_rows(xs0, create_graph, strict, vectorize, chunk_size):
+def _hessian_blocks(func: Callable[..., Any], xs0: tuple[Any, ...], own: list[Tensor],
+                    strategy: str, **opts: Any) -> list[list[Tensor]]:
+    """The Hessian's blocks, by the outer Jacobian ``strategy`` (``opts``: ``hessian``'s
+    ``vectorize``, ``chunk_size``, ``create_graph``, ``strict``)."""
+    if strategy == "forward-mode":
+        return _hessian_columns(func, xs0, own, **opts)
+    if _columns_give_the_rows(xs0, opts["create_graph"], opts["strict"], opts["vectorize"],
+                              opts["chunk_size"]):
         # The outer Jacobian is the same matrix by rows or by columns; by columns it is
         # one batched forward-over-reverse pass instead of recording the gradient's
         # graph and then running a batched backward pass over it (about 25% faster).
         try:
-            H = by_columns()
+            return _hessian_columns(func, xs0, own, **opts)
         except (RuntimeError, NotImplementedError):
             # A custom Function whose rule cannot run in forward mode (a backward that
             # cannot be transposed, a jvp that cannot take batched tangents, an
             # intermediate whose derivative is unknown): the rows (func runs again).
-            H = by_rows()
+            pass
+    return _hessian_rows(func, xs0, own, **opts)
+
+
+def _hessian_scalar(func: Callable[..., Any], a: tuple[Tensor, ...], strict: bool) -> Tensor:
+    """``func(*a)``, ``hessian``'s one-element output (``strict``: it must require grad)."""
+    out = _single_scalar_output(func(*a), "hessian")
+    if strict and not out.requires_grad:
+        raise err_not_differentiable(0)
+    return out
+
+
+def _inner_grad(out: Tensor, xs: tuple[Tensor, ...], keep: bool,
+                strict: bool) -> list[Tensor | None]:
+    """``hessian``'s inner Jacobian: the gradient of ``out`` at ``xs`` (recorded with
+    ``keep``), None for an input it does not depend on (``strict``: raise then)."""
+    if not out.requires_grad:  # independent of every input: a zero Hessian, as in torch
+        g: list[Tensor | None] = [None] * len(xs)
     else:
-        H = by_rows()
-    retire(own)
-    Ht = grad_postprocess(tuple(tuple(r) for r in H[:n_in]), create_graph)
-    return untuple(Ht, (in_tuple, in_tuple))
+        g = list(reverse.grad(_root(out), list(xs), create_graph=keep, allow_unused=True))
+    if strict:
+        for j, gj in enumerate(g):
+            if gj is None:
+                raise err_independent(0, j)
+    return g
+
+
+def _hessian_rows(func: Callable[..., Any], xs0: tuple[Any, ...], own: list[Tensor], *,
+                  vectorize: bool, chunk_size: int | None, create_graph: bool,
+                  strict: bool) -> list[list[Tensor]]:
+    """The Hessian's blocks by rows: reverse-over-reverse, the recorded gradient
+    differentiated again. ``own``: the inputs' copies made here, retired by the caller."""
+    with enable_grad():
+        xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
+        out = _hessian_scalar(func, xs, strict)
+        g = _inner_grad(out, xs, True, strict)
+        if strict:
+            for j, gj in enumerate(g):
+                if gj is not None and not gj.requires_grad:
+                    raise err_linear_gradient(j)
+        gs = [gj if gj is not None else zeros_like(xs[j]) for j, gj in enumerate(g)]
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        return reverse_blocks(
+            gs, xs, vectorize=vectorize, chunk_size=chunk_size,
+            create_graph=create_graph, strict=strict, what="Hessian",
+        )
+
+
+def _hessian_columns(func: Callable[..., Any], xs0: tuple[Any, ...], own: list[Tensor], *,
+                     vectorize: bool, chunk_size: int | None, create_graph: bool,
+                     strict: bool) -> list[list[Tensor]]:
+    """The Hessian's blocks by columns: forward-over-reverse, the gradient computed on
+    dual inputs. ``own``: as for ``_hessian_rows``."""
+
+    def grad_fn(*a: Tensor) -> tuple[Tensor, ...]:
+        out = _hessian_scalar(func, a, strict)
+        g = _inner_grad(out, a, create_graph, strict)
+        # zeros carry no tangent: the corresponding Hessian rows are zero
+        return tuple(gj if gj is not None else zeros_like(a[j]) for j, gj in enumerate(g))
+
+    # without create_graph, nothing differentiates the tangents by reverse mode
+    with enable_grad(), _Null() if create_graph else untracked_tangents():
+        xs = grad_preprocess(xs0, create_graph=create_graph, need_graph=True, own=own)
+        return forward_blocks(
+            grad_fn, xs, vectorize=vectorize, chunk_size=chunk_size,
+            create_graph=create_graph, strict=strict, what="Hessian",
+        )[1]
 
 
 def _columns_give_the_rows(

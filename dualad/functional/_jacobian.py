@@ -232,6 +232,15 @@ def reverse_blocks(
             for i, m in zip(diff, sizes, strict=True):
                 rows[i][j] = full[off:off + m] if len(diff) > 1 else full
                 off += m
+    return _row_blocks(rows, outputs, inputs, strict and create_graph, what)
+
+
+def _row_blocks(rows: list[list[Tensor | None]], outputs: Sequence[Tensor],
+                inputs: Sequence[Tensor], constant_raises: bool, what: str
+                ) -> list[list[Tensor]]:
+    """``reverse_blocks``' rows made blocks of shape ``out_i.shape + in_j.shape`` (zeros
+    where None); ``constant_raises`` (strict, with create_graph): a block that does not
+    require grad raises."""
     J: list[list[Tensor]] = []
     for i, o in enumerate(outputs):
         out_shape = tuple(o.shape)
@@ -243,7 +252,7 @@ def reverse_blocks(
                 blk = zeros_like(x, out_shape)
             else:
                 blk = _reshape(r, out_shape + in_shape)
-                if strict and create_graph and not blk.requires_grad:
+                if constant_raises and not blk.requires_grad:
                     raise err_constant_jacobian(i, j, what)
             row.append(blk)
         J.append(row)
@@ -323,6 +332,16 @@ def forward_blocks(
                 off += m
     if outputs is None:  # no basis vector at all (all inputs empty): still evaluate once
         outputs = tuple(func(*inputs))
+    return outputs, _column_blocks(cols, outputs, inputs, strict, create_graph, what)
+
+
+def _column_blocks(cols: dict[tuple[int, int], Tensor | None], outputs: tuple[Tensor, ...],
+                   inputs: Sequence[Tensor], strict: bool, create_graph: bool, what: str
+                   ) -> list[list[Tensor]]:
+    """``forward_blocks``' columns made blocks of shape ``out_i.shape + in_j.shape`` (zeros
+    where None); ``strict``: an output that depends on no input, or not on one, raises, and
+    with ``create_graph`` so does a block that does not require grad."""
+    n_in = len(inputs)
     if strict:
         for i in range(len(outputs)):
             if all(cols.get((i, j)) is None for j in range(n_in)):
@@ -347,7 +366,7 @@ def forward_blocks(
                     raise err_constant_jacobian(i, j, what)
             row.append(blk)
         J.append(row)
-    return outputs, J
+    return J
 
 
 def any_requires_grad(ts: Sequence[Any]) -> bool:

@@ -509,6 +509,20 @@ def linearize(
     # Inputs whose J^* w depends on w; the others contribute nothing to J u.
     live = [(j, g) for j, g in enumerate(gs) if g is not None and g.requires_grad]
 
+    jvp_fn = _linearized_jvp(in_tree, out_tree, targets, outs, diff, ws, live)
+    primal_out = tree_unflatten(out_tree, [finish(o, keep) for o in outs])
+    if has_aux:
+        return primal_out, jvp_fn, tree_map(lambda a: finish(a, keep), aux)
+    return primal_out, jvp_fn
+
+
+def _linearized_jvp(in_tree: Any, out_tree: Any, targets: list[Tensor], outs: list[Tensor],
+                    diff: list[int], ws: list[Tensor], live: list[tuple[int, Tensor]]
+                    ) -> Callable[..., Any]:
+    """``linearize``'s ``jvp_fn``: ``J u`` as the transpose of the recorded ``J^* w``, the
+    gradients ``live`` (``(input, g)``, each depending on the placeholder cotangents
+    ``ws`` of the outputs ``diff``) differentiated with respect to ``ws`` along ``u``."""
+
     def jvp_fn(*tangents: Any) -> Any:
         t_leaves, t_tree = tree_flatten(tangents)
         if t_tree != in_tree:
@@ -538,10 +552,7 @@ def linearize(
             )
         return tree_unflatten(out_tree, results)
 
-    primal_out = tree_unflatten(out_tree, [finish(o, keep) for o in outs])
-    if has_aux:
-        return primal_out, jvp_fn, tree_map(lambda a: finish(a, keep), aux)
-    return primal_out, jvp_fn
+    return jvp_fn
 
 
 def linear_transpose(

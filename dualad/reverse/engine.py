@@ -290,7 +290,7 @@ def _run_general(buf: Any, heap: Any, need: Any, captures: Any, got: Any, captur
             if ev is not None:
                 prof.end(ev)
         if ran and not retain_graph and node.saved:
-            node.saved = node.lane = None
+            node.release()
 
 
 def _show_forward_trace(node: Any) -> None:

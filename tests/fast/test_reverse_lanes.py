@@ -1,4 +1,4 @@
-"""The engine's straight lane (``graph.Node.lane``) against its general path.
+"""The engine's straight lane (``fast.recorders.LaneNode.lane``) against its general path.
 
 A node the elementwise hot path records with only plain values keeps, at record time,
 the arguments of its array transpose; the engine then calls that transpose directly.
@@ -35,7 +35,13 @@ def _no_lane(n):
     """Send node ``n`` the general way (``Node.vjp``): its saved values, which a lane node
     keeps in its lane, made a dict first (``Node._saved_values``)."""
     n._saved_values()
-    n.lane = None
+    if _lane(n) is not None:  # (a LaneNode's)
+        n.lane = None
+
+
+def _lane(n):
+    """Node ``n``'s straight lane; None for a node without one (a general ``Node``)."""
+    return getattr(n, "lane", None)
 
 
 def _graphs(shape=(3,)):
@@ -68,12 +74,14 @@ def _grads(y, ins):
 
 @pytest.mark.fastpath("hot", "transpose")
 def test_the_lane_keeps_what_plain_arrays_gives():
+    from dualad.fast.transpose import plain_arrays
+
     count = steps = 0
     for y, _ in _graphs():
         for n in _nodes(y):
-            if n.lane is None:
+            if _lane(n) is None:
                 continue
-            step, p0, p1, out, _, od, e = n.lane
+            step, p0, p1, out, _, od, e = _lane(n)
             assert od is n.out_avals[0][1]
             if step is None:  # the array transpose's arguments
                 arrays, every = p0, e
@@ -90,7 +98,7 @@ def test_the_lane_keeps_what_plain_arrays_gives():
                     assert step is n.prim.steps[have[0]]
                 assert n.avals[have[0]] == n.out_avals[0] and od.kind == "f", n.name()
                 steps += 1
-            want = n._plain_arrays()
+            want = plain_arrays(n)
             assert want is not None
             assert len(arrays) == len(want[0]) and out is want[1], n.name()
             for a, b in zip(arrays, want[0], strict=True):
@@ -110,7 +118,7 @@ def test_the_lane_gives_the_general_paths_gradients(shape):
             continue
         got = _grads(y, ins)
         nodes = _nodes(y)
-        lanes += sum(n.lane is not None for n in nodes)
+        lanes += sum(_lane(n) is not None for n in nodes)
         for n in nodes:
             _no_lane(n)  # the general path: Node.vjp
         want = _grads(y, ins)
@@ -135,7 +143,7 @@ def test_a_chain_through_the_lane_matches_the_general_path():
     for i in range(40):
         y = ops[i % len(ops)](y)
     nodes = _nodes(y)
-    assert all(n.lane is not None for n in nodes)
+    assert all(_lane(n) is not None for n in nodes)
     (got,) = da.grad(y.sum(), x, retain_graph=True)
     for n in nodes:
         _no_lane(n)
@@ -165,7 +173,7 @@ def test_steps_give_the_general_paths_gradients(case):
         y = _chain(dnp.sin(x.astype(np.float32)).astype(np.float64), 8)
     seed = np.ones(y.shape, {"seed float32": np.float32, "seed int": np.int64}.get(case, y.dtype))
     nodes = _nodes(y)
-    assert sum(n.lane is not None and n.lane[0] is not None for n in nodes) >= 8
+    assert sum(_lane(n) is not None and _lane(n)[0] is not None for n in nodes) >= 8
     (got,) = da.grad(y, x, da.tensor(seed), retain_graph=True)
     for n in nodes:
         _no_lane(n)
@@ -296,7 +304,7 @@ def test_a_step_that_declines_sends_its_node_the_general_way(dtype, size):
         for first in (False, True):
             if first:
                 y = f(dnp.sin(x))
-            assert all(n.lane[0] is not None for n in _nodes(y))
+            assert all(_lane(n)[0] is not None for n in _nodes(y))
             seed = da.tensor(np.ones(size, dtype))
             (got,) = da.grad(y, x, seed, retain_graph=True)
             for n in _nodes(y):
@@ -313,7 +321,7 @@ def test_the_lane_checks_versions(which, size):
     x = da.tensor([0.3, 0.4][:size], requires_grad=True)
     h = dnp.sin(x)
     y = dnp.sin(h) if which == "input" else dnp.exp(h)
-    assert y.grad_fn.lane is not None
+    assert _lane(y.grad_fn) is not None
     with da.no_grad():
         if which == "input":
             h[0] = 1.0  # (in place, after sin saved it)
@@ -331,7 +339,7 @@ def test_a_value_changed_before_it_was_saved_takes_no_lane():
     with da.no_grad():
         h[0] = 1.0  # version 1, before the next op saves it
     y = dnp.sin(h)
-    assert y.grad_fn.lane is None and y.grad_fn.saved[0].__class__.__name__ == "SavedValue"
+    assert _lane(y.grad_fn) is None and y.grad_fn.saved[0].__class__.__name__ == "SavedValue"
     y.backward(da.tensor([1.0, 1.0]))
     np.testing.assert_array_equal(x.grad.numpy(), np.cos(h._data) * np.cos(x._data))
 
@@ -343,12 +351,12 @@ def test_the_lane_is_released_with_the_saved_values():
     node = y.grad_fn
     seed = da.tensor([1.0, 1.0])
     y.backward(seed)
-    assert node.lane is None and node.saved is None
+    assert _lane(node) is None and node.saved is None
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.backward(seed)
     z = dnp.exp(dnp.sin(x))
     z.backward(seed, retain_graph=True)
-    assert z.grad_fn.lane is not None
+    assert _lane(z.grad_fn) is not None
     z.backward(seed)
     np.testing.assert_array_equal(x.grad.numpy(), (y._data * np.cos(x._data)) * 3)
 
@@ -470,7 +478,7 @@ def test_lanes_that_meet_others_hand_their_cotangents_over_as_arrays(shape):
             lambda h: dnp.exp(-dnp.sin(w)) * 2 + dnp.sin(w * 1.5).astype(x.dtype)]
     for f in made:
         y = f(dnp.sin(x))
-        assert sum(n.lane is not None and n.lane[0] is not None for n in _nodes(y)) >= 3
+        assert sum(_lane(n) is not None and _lane(n)[0] is not None for n in _nodes(y)) >= 3
         seed = da.tensor(np.full(shape, 0.7))
         got = da.grad(y, (x, w), seed, allow_unused=True, retain_graph=True)
         for n in _nodes(y):

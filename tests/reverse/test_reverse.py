@@ -652,7 +652,7 @@ def _node_fields(node):
 
 def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
     # The elementwise hot path records plain unary and binary calls with its own
-    # straight-line code (graph.recorder: _unary for one input, record_hot for two); the
+    # straight-line code (fast.recorders.recorder: _unary for one input, record_hot for two); the
     # node must be the one record makes.
     from dualad.rules import elementwise as E
 
@@ -670,7 +670,7 @@ def test_the_hot_paths_record_makes_the_node_record_makes(monkeypatch):
         ("multiply", (h, c)), ("multiply", (c, h)), ("multiply", (h, x)), ("add", (h, 0.5)),
         ("subtract", (0.5, h)), ("divide", (h, x)), ("multiply", (h, np.array([1.0, 2.0]))),
         ("multiply", (v, h)), ("sin", (v,)), ("power", (h, 3)), ("sinc", (h,)), ("sinc", (v,)),
-        # f(x, x) (graph._record_one): a leaf, a non-leaf, changed in place before, nothing
+        # f(x, x) (fast.recorders._record_one): a leaf, a non-leaf, changed in place before, nothing
         # saved, the output saved, float32, complex (no pair step)
         ("multiply", (x, x)), ("multiply", (h, h)), ("multiply", (v, v)), ("add", (h, h)),
         ("divide", (h, h)), ("power", (h, h)), ("hypot", (h, h)), ("multiply", (h32, h32)),
