@@ -34,6 +34,7 @@ from ..core import dispatch as _D
 from ..core import grad_mode as _gm
 from ..core.dispatch import _wrap, apply
 from ..core.tensor import Tensor
+from ..reverse import graph as _G
 from ..rules import elementwise as _E
 from ..rules import linear as _L
 from ..rules.elementwise import (
@@ -498,7 +499,7 @@ def _first_record(ns: dict[str, Any], prim: Any, args: Any, out: Any) -> None:
     """A hot function's ``_record`` until its first recorded call, which binds there (in
     the function's namespace ``ns``) the recorder reverse mode makes for its primitive
     (``graph.recorder``)."""
-    rec = ns["_record"] = _D.hooks["recorder"](prim)
+    rec = ns["_record"] = _G.recorder(prim)
     rec(prim, args, out)
 
 

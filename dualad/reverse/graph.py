@@ -555,7 +555,7 @@ def new_node(prim: Any, params: dict[str, Any], kind: type = Node) -> Node:
 
 def record_traced(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """``record``, and the node keeps the traceback of this forward call (anomaly mode:
-    ``D.hooks["record"]`` while some thread has it on)."""
+    the core's ``record`` while some thread has it on: ``D.Recorder``)."""
     record(prim, args, out, params)
     if _gm.anomaly.on:
         node = (out[0] if prim.multi else out)._node
@@ -830,7 +830,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
     def record_unary(prim: Any, args: Any, out: Tensor) -> None:
         (a,) = args
         if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
-            return D.hooks["record"](prim, args, out, {})
+            return D.record(prim, args, out, {})
         if save_in and a._meta is not None:  # (an inference tensor cannot be saved)
             _savable(a)
         d = a._data
@@ -914,7 +914,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
     if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
-        return D.hooks["record"](prim, args, out, {})
+        return D.record(prim, args, out, {})
     if not (ta and tb):
         if ta and b.__class__ in _SCALARS:
             return _record_one(prim, a, 0, b, out)
@@ -1155,12 +1155,18 @@ def _keeps_index(node: Node) -> None:
         node.saved = _READ
 
 
-D.hooks["record"] = record
-D.hooks["keeps_index"] = _keeps_index
-D.hooks["record_plain"] = record  # (what anomaly mode puts back)
-D.hooks["record_traced"] = record_traced
-D.hooks["edge_of"] = edge_of
-D.hooks["recorder"] = recorder
+class GraphRecorder(D.Recorder):
+    """Reverse mode's recorder, the core's one slot for it (``D.Recorder``): nodes of
+    this module's graph."""
+
+    __slots__ = ()
+    record = staticmethod(record)
+    record_traced = staticmethod(record_traced)
+    edge_of = staticmethod(edge_of)
+    keeps_index = staticmethod(_keeps_index)
+
+
+D.install_recorder(GraphRecorder())
 
 
 for _n in ("self", "other", "result", "result0", "result1", "result2", "result3"):
