@@ -317,7 +317,7 @@ def test_inference_mode_marks_only_its_own_thread_and_nested_modes_restore():
     out["main after"] = (da.tensor([1.0]) * 2).is_inference()
     assert out == {"worker": True, "worker dual": True, "worker off": False,
                    "worker back on": True, "main": False, "main after": False}
-    assert da.grad_mode.inference_threads == [0]
+    assert da.core.grad_mode.inference_threads == [0]
 
 def test_grad_mode_decorators():
     @da.no_grad()
@@ -379,11 +379,11 @@ def test_invariant_one_rule_per_primitive():
     for m in pkgutil.iter_modules(ops.__path__):
         mod = importlib.import_module(f"dualad.rules.{m.name}")
         for v in vars(mod).values():
-            if isinstance(v, da._dispatch.Primitive):
+            if isinstance(v, da.core.dispatch.Primitive):
                 prims[id(v)] = v
             elif isinstance(v, dict):
                 prims.update({id(p): p for p in v.values()
-                              if isinstance(p, da._dispatch.Primitive)})
+                              if isinstance(p, da.core.dispatch.Primitive)})
     prims = list(prims.values())
     names = {p.name for p in prims}
     assert {"sin", "multiply", "matmul", "inv", "eigh", "fft", "irfft", "solve"} <= names
