@@ -1,24 +1,12 @@
 """The one dispatch path: every operation on Tensors reaches ``apply``.
 
-``apply(prim, *args, **params)`` first offers the call to the fast layer's slots of the
-primitive (``prim.hot``; at a dual level ``prim.fast``: ``docs/fast.md``), which take
-the common cases or decline. Otherwise it finds the highest level among the Tensor
-arguments (the innermost live one) and hands the call to that level's interpreter
-(``levels.interpreters``), each a small object whose ``process`` reads in one screen:
-
-* level 0, ``Evaluate``: run ``prim.impl`` on the arrays;
-* a dual level L, ``DualLevel``: split the inputs at L into (primal, tangent), compute the
-  primal output by recursion (lower levels handle themselves) and the tangent with
-  ``prim.jvp``, whose ops are ordinary ops, so lower levels and recording apply to them;
-* ``LIN`` and ``AVAL``, reverse mode's linearization placeholders (registered by
-  ``dualad.reverse.linearize``): the call is recorded into a linear program.
-
-A result that is a value (not a placeholder) is then recorded for reverse mode when an
-input requires grad and grad mode is on, by the ``Recorder`` the reverse layer installs
-(``install_recorder``); without one nothing is recorded. Tangents are ``None`` when
-symbolically zero: a level whose inputs all have zero tangents costs the plain op.
-Adding a transformation is adding an interpreter (and a rule slot on ``Primitive``):
-docs/architecture.md, "Interpreters".
+``apply(prim, *args, **params)`` offers the call to the fast layer's slots first
+(``docs/fast.md``), then hands it to the interpreter of the innermost level among its
+arguments (``levels.interpreters``): ``Evaluate`` at level 0, a ``DualLevel`` for each
+live dual level, reverse mode's linearization for ``LIN``/``AVAL``. A result that is a
+value is recorded for reverse mode by the installed ``Recorder`` when an input requires
+grad and grad mode is on. docs/architecture.md, "Interpreters", tells the whole story
+and how a new transformation plugs in.
 """
 
 from __future__ import annotations
@@ -29,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..backends import namespace as _backend
+from ..backends.errors import devices, mismatch  # noqa: F401  (D.mismatch: the fast layer)
 from . import grad_mode as _gm
 from . import levels
 from .levels import AVAL, LIN, Interpreter, batched, live, stack  # noqa: F401  (D.LIN, ...)
@@ -278,44 +267,6 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         elif shares(out, s):
             t._vc = args[0]._version_counter()
     return t
-
-
-def mismatch(prim: Primitive, a: Any, b: Any, e: Exception) -> Exception:
-    """NumPy's error of a binary operation said clearly: broadcasting's (which operation,
-    the shapes), or the TypeError of arrays on two devices (``devices``)."""
-    if e.__class__ is not ValueError:
-        return devices(prim, (a, b), e)
-    if "broadcast" not in str(e):
-        return e
-    sa, sb = np.shape(a), np.shape(b)
-    return ValueError(
-        f"{prim.name}: operands could not be broadcast together: shapes {sa} and {sb} "
-        "(broadcasting aligns trailing axes; each pair of sizes must be equal or one of them "
-        "1). Reshape one operand, e.g. x[:, None], or check which arrays you combine."
-    )
-
-
-def devices(prim: Primitive, arrays: Any, e: Exception) -> Exception:
-    """``e`` (a TypeError of ``prim`` on ``arrays``), or, where the arrays are on two
-    devices (CuPy refuses a NumPy operand with a TypeError naming neither), the error that
-    says so; or, for a complex input to a real-only ufunc, the error that says that."""
-    if not isinstance(e, TypeError):
-        return e
-    if "not supported for the input types" in str(e):
-        z = [a for a in arrays if np.iscomplexobj(a)]
-        if z:
-            hint = ("for the argument of a complex number use dualad.numpy.angle(z)"
-                    if prim.name == "arctan2" else
-                    "take dualad.numpy.real(z), .imag or dualad.numpy.abs(z) first")
-            return TypeError(
-                f"dualad.numpy.{prim.name} is real-only (NumPy's {prim.name} has no complex "
-                f"loop), but it got a complex input of dtype {z[0].dtype}: {hint}.")
-    if e.__class__ is TypeError:
-        try:
-            _backend.namespace(*arrays)
-        except RuntimeError as err:
-            return RuntimeError(f"{prim.name}: {err}")
-    return e
 
 
 def _wrap(out: Any, nb: int) -> Tensor:
