@@ -7,7 +7,7 @@ a node whose backward gives NaN raises naming it, as does a forward-mode JVP
 that gives a NaN tangent from finite inputs.
 
 Nothing of this costs while no thread has it on: the first thread to turn it
-on registers an observer of the primitives with the core (``_dispatch.observe``:
+on registers an observer of the primitives with the core (``core.observe``:
 nodes recorded with their tracebacks, each dual evaluation checked, the forward
 fast paths standing aside) and the last to turn it off unregisters it; the
 engine picks its checking loop once per backward pass.
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .core import dispatch as D
 from .core import grad_mode as gm
+from .core import observe as O
 from .core.tensor import Tensor
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
@@ -71,9 +71,9 @@ def _set(on: bool, check_nan: bool) -> None:
         G.hooks_live[0] += d
         n = gm.anomaly_threads[0]
         if on and n == 1:
-            D.observe(_observer)
+            O.observe(_observer)
         elif not on and n == 0:
-            D.unobserve(_observer)
+            O.unobserve(_observer)
 
 
 class set_detect_anomaly:
@@ -156,7 +156,7 @@ def _check_dual(prim: Any, args: Any, params: dict[str, Any], L: int, out: Any) 
 
 
 # what anomaly mode asks of the core while some thread has it on (registered in ``_set``)
-_observer = D.Observer(check_dual=_check_dual, traced=True)
+_observer = O.Observer(check_dual=_check_dual, traced=True)
 
 
 def check_tangents(name: str, tangents: list[Any], finite: Any) -> None:

@@ -1,6 +1,7 @@
 """Forward mode: dual levels, ``make_dual`` and ``unpack_dual``.
 
-Levels nest to any depth. Each level is a fresh id from a counter that never
+A dual level is a level of the core (``core.levels``) whose interpreter is a
+``core.dispatch.DualLevel``. Levels nest to any depth. Each level is a fresh id from a counter that never
 repeats, so a tangent of one level can never be mistaken for another's
 (no perturbation confusion). After its level exits a dual tensor behaves
 exactly like its primal.
@@ -17,21 +18,20 @@ tensor(0.91821682)
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, NamedTuple
 
 from . import _fpfilter
 from .core import dispatch as D
 from .core import grad_mode as _gm
+from .core import levels
+from .core.levels import PRIMAL
 from .core.tensor import Tensor, _make
+from .rules import linear as _linear
 
 __all__ = [
     "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
     "UnpackedDualTensor",
 ]
-
-_ids = itertools.count(1)
-
 
 class UnpackedDualTensor(NamedTuple):
     """What ``unpack_dual`` returns: the primal and the tangent (``None`` if zero).
@@ -57,11 +57,7 @@ def enter_dual_level() -> int:
     >>> dualad.exit_dual_level(level=lvl)
     """
     _fpfilter.in_front()  # (the generated code's warnings, raised and declined on)
-    lvl = next(_ids)
-    D.live.add(lvl)
-    D.known.add(lvl)
-    D.stack.append(lvl)
-    return lvl
+    return levels.enter(D.DualLevel, dual=True)
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
@@ -75,17 +71,7 @@ def exit_dual_level(*, level: int | None = None) -> None:
     >>> dualad.unpack_dual(x).tangent is None  # plain again once its level is gone
     True
     """
-    if not D.stack:
-        raise RuntimeError("exit_dual_level: there is no live dual level to exit")
-    if level is not None and level != D.stack[-1]:
-        raise RuntimeError(
-            f"exit_dual_level: level {level} is not the innermost live level "
-            f"({D.stack[-1]}); exit inner levels first (levels nest like context managers)"
-        )
-    lvl = D.stack.pop()
-    D.live.discard(lvl)
-    D.known.discard(lvl)
-    D.batched.discard(lvl)
+    levels.exit(level, "exit_dual_level")
 
 
 class dual_level:
@@ -227,15 +213,13 @@ def _with_nb(t: Tensor, nb: int) -> Tensor:
     if t._nb == nb:
         return t
     if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
-        from .rules import linear as L
-
         # one axis a step: the innermost batch axis becomes the leading logical one (unbatch)
         # and back (rebatch); a cotangent of a nested batched pass has several to move
         while t._nb != nb:
             if nb > t._nb:
-                t = D.apply(L.rebatch, t, size=t.shape[0])
+                t = D.apply(_linear.rebatch, t, size=t.shape[0])
             else:
-                t = D.apply(L.unbatch, t, size=t._data.shape[t._nb - 1])
+                t = D.apply(_linear.unbatch, t, size=t._data.shape[t._nb - 1])
         return t
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))
@@ -284,16 +268,6 @@ def _unpack(tensor: Any, level: int | None = None, view: bool = False) -> Unpack
     return UnpackedDualTensor(_primal_view(d, p, level) if view else p, t)
 
 
-class _Primal:
-    """The step "the primal at a level" in a chain of views (``unpack_dual``'s primal)."""
-
-    name = "primal"
-    boundary = False
-
-
-PRIMAL = _Primal()
-
-
 def _primal_view(d: Tensor, p: Tensor, level: int) -> Tensor:
     """``p``, the primal of ``d`` at ``level``, as a new view of ``d``: the same memory and
     version counter and history; writing into it rebases ``d`` (its tangent stays)."""
@@ -305,6 +279,6 @@ def _primal_view(d: Tensor, p: Tensor, level: int) -> Tensor:
         v._level, v._p, v._t = p._level, p._p, p._t
     v._vc = d._version_counter()
     if p._rg and p._node is None:  # a leaf's view: its gradient is the leaf's
-        v._meta_().acc = D.hooks["edge_of"](p)[0]
+        v._meta_().acc = D.recorder.edge_of(p)[0]
     D.register_view(PRIMAL, d, v, {"level": level})
     return v

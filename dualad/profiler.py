@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .core import dispatch as D
+from .core import observe as O
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList",
            "FunctionEvent", "FunctionEventAvg"]
@@ -373,7 +373,7 @@ def _timed(name: str, impl: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # while a profile (or emit_nvtx) is active, each primitive's evaluation is timed
-_observer = D.Observer(wrap_impl=lambda prim, impl: _timed(prim.name, impl))
+_observer = O.Observer(wrap_impl=lambda prim, impl: _timed(prim.name, impl))
 
 
 def _start(sink: Any) -> None:
@@ -384,7 +384,7 @@ def _start(sink: Any) -> None:
             raise RuntimeError("a dualad profiler (profile or emit_nvtx) is already active; "
                                "nest record_function blocks inside one profile instead")
         _active[0] = sink
-        D.observe(_observer)
+        O.observe(_observer)
         engine.profiling[0] = sink
 
 
@@ -396,7 +396,7 @@ def _stop(sink: Any) -> None:
             return
         engine.profiling[0] = None
         _active[0] = None
-        D.unobserve(_observer)
+        O.unobserve(_observer)
 
 
 class record_function:

@@ -29,6 +29,7 @@ import numpy as np
 from .._tensor_methods import ArrayMethods, AutogradMethods
 from ..backends import namespace as _backend
 from . import grad_mode as _gm
+from .levels import live
 
 _NO_HOOKS: Any = types.MappingProxyType({})
 
@@ -250,8 +251,6 @@ class Tensor(AutogradMethods, ArrayMethods):
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
         L = self._level
         if L and L < _LIN():
-            from .dispatch import live  # (here: _dispatch imports this module)
-
             if L in live:  # torch's form: the primal, then its tangent (and the level, when
                 p = self._primal  # the primal is itself dual at a live level: nested)
                 nested = p._level and p._level < _LIN() and p._level in live
@@ -493,8 +492,6 @@ def _tracked(t: Tensor) -> str | None:
         return "requires grad"
     if not t._level:
         return None
-    from .dispatch import live  # (here: _dispatch imports this module)
-
     if t._level in live:
         return f"carries a tangent at live level {t._level}"
     return None
@@ -540,8 +537,6 @@ def _check_undifferentiated(t: Tensor, what: str) -> None:
     if why == "requires grad" and not _gm.state.grad:
         # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
         # tangent is still dropped: that still raises)
-        from .dispatch import live
-
         why = f"carries a tangent at live level {t._level}" if t._level in live else None
     if why is not None:
         raise RuntimeError(

@@ -106,7 +106,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
     def record_unary(prim: Any, args: Any, out: Tensor) -> None:
         (a,) = args
         if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
-            return D.hooks["record"](prim, args, out, {})
+            return D.record(prim, args, out, {})
         if save_in and a._meta is not None:  # (an inference tensor cannot be saved)
             _savable(a)
         d = a._data
@@ -194,7 +194,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     a, b = args
     ta, tb = a.__class__ is Tensor, b.__class__ is Tensor
     if hooks_live[0]:  # (saved-tensor hooks or anomaly mode in some thread)
-        return D.hooks["record"](prim, args, out, {})
+        return D.record(prim, args, out, {})
     if not (ta and tb):
         if ta and b.__class__ in _SCALARS:
             return _record_one(prim, a, 0, b, out)

@@ -500,7 +500,7 @@ def new_node(prim: Any, params: dict[str, Any], kind: type = Node) -> Node:
 
 def record_traced(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     """``record``, and the node keeps the traceback of this forward call (anomaly mode:
-    ``D.hooks["record"]`` while some thread has it on)."""
+    the core's ``record`` while some thread has it on: ``D.Recorder``)."""
     record(prim, args, out, params)
     if _gm.anomaly.on:
         node = (out[0] if prim.multi else out)._node
@@ -811,11 +811,18 @@ def _keeps_index(node: Node) -> None:
         node.saved = _READ
 
 
-D.hooks["record"] = record
-D.hooks["keeps_index"] = _keeps_index
-D.hooks["record_plain"] = record  # (what anomaly mode puts back)
-D.hooks["record_traced"] = record_traced
-D.hooks["edge_of"] = edge_of
+class GraphRecorder(D.Recorder):
+    """Reverse mode's recorder, the core's one slot for it (``D.Recorder``): nodes of
+    this module's graph."""
+
+    __slots__ = ()
+    record = staticmethod(record)
+    record_traced = staticmethod(record_traced)
+    edge_of = staticmethod(edge_of)
+    keeps_index = staticmethod(_keeps_index)
+
+
+D.install_recorder(GraphRecorder())
 
 
 for _n in ("self", "other", "result", "result0", "result1", "result2", "result3"):

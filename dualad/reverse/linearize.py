@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..core import dispatch as D
+from ..core import levels
+from ..core.levels import Interpreter
 from ..core.tensor import Tensor, _make
 from ..rules import vocabulary as F
 from ..rules._util import is_lin
@@ -67,15 +69,35 @@ def _aval_of(shape: tuple[int, ...], dtype: Any) -> Aval:
     return a
 
 
+class Linearize(Interpreter):
+    """The interpreter of ``LIN``, reverse mode's placeholders: a call on one is appended to
+    the current linear program (``record_linear``), and its result is a placeholder."""
+
+    __slots__ = ()
+    symbolic = True
+
+    def process(self, prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tensor:
+        return record_linear(prim, args, params)
+
+
+class StandIn(Interpreter):
+    """The interpreter of ``AVAL``, a stand-in for a value the rule being linearized did not
+    declare it reads (``Primitive.reads``): using it is the rule's error."""
+
+    __slots__ = ()
+    symbolic = True
+
+    def process(self, prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tensor:
+        owner = _tracing.owner[-1] if _tracing.owner else "?"
+        raise RuntimeError(
+            f"dualad: the JVP rule of {owner} used a value it does not declare in `reads` "
+            f"(in {prim.name}); reverse mode saved only the declared values"
+        )
+
+
 def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tensor:
-    """The ``LIN`` path of ``apply``: record ``prim`` as an equation of the current program."""
+    """Record ``prim`` on placeholders as an equation of the current program."""
     owner = _tracing.owner[-1] if _tracing.owner else "?"
-    for a in args:
-        if a.__class__ is Tensor and a._level == D.AVAL:
-            raise RuntimeError(
-                f"dualad: the JVP rule of {owner} used a value it does not declare in `reads` "
-                f"(in {prim.name}); reverse mode saved only the declared values"
-            )
     lin = [i for i, a in enumerate(args) if is_lin(a)]
     users = _tracing.user  # (empty unless a custom Function's rule is being linearized)
     if users and users[-1] is not None:
@@ -98,7 +120,8 @@ def record_linear(prim: D.Primitive, args: Any, params: dict[str, Any]) -> Tenso
     return out
 
 
-D.hooks["linear"] = record_linear
+levels.register(D.LIN, Linearize())
+levels.register(D.AVAL, StandIn())
 
 
 def _check_user(owner: str, user: str, prim: D.Primitive, args: Any, lin: list[int]) -> None:

@@ -31,8 +31,8 @@ from ..backends.namespace import writeable as _writeable
 from ..core import dispatch as D
 from ..core import grad_mode as gm
 from ..core.dispatch import apply
+from ..core.levels import PRIMAL
 from ..core.tensor import Tensor
-from ..forward_ad import PRIMAL
 from . import linear as L
 from .elementwise import PRIMS
 

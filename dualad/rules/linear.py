@@ -35,6 +35,7 @@ from ..backends.namespace import gather as _gather
 from ..backends.namespace import is_dask as _is_dask
 from ..backends.namespace import like as _like
 from ..core.dispatch import Primitive, apply
+from ..core.dispatch import zeros_tangent as zeros_batched  # noqa: F401  (a zero tangent)
 from ..core.tensor import Tensor
 from ._util import align, is_lin, move_batch_first, move_batch_last, proxy_aval, shape_of
 
@@ -403,16 +404,6 @@ def _concat_aval(args: Any, *, axis: int) -> Any:
     s = list(args[0].shape)
     s[axis] = sum(shape_of(a)[axis] for a in args)
     return tuple(s), np.result_type(*[a.dtype for a in args])
-
-
-def zeros_batched(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
-    """Zeros of ``shape`` with ``like``'s batch axes, on its device: a zero tangent."""
-    from ..core.tensor import _make
-
-    d = like._data
-    z = _make(_B.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_like(d)))
-    z._nb = like._nb
-    return z
 
 
 def zeros_of(p: Any) -> Tensor:

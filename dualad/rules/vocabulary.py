@@ -95,8 +95,7 @@ def _on_one_device(parts: list[Tensor]) -> list[Tensor]:
             and p._level == 0 and not p._rg else p for p in parts]
 
 
-D.hooks["holds_tensor"] = _holds_tensor
-D.hooks["sequence"] = _seq  # (apply's conversion of a sequence argument holding Tensors)
+D.install_sequences(_holds_tensor, _seq)  # (apply's sequence arguments holding Tensors)
 
 
 def _detached(obj: Any) -> Any:
@@ -730,7 +729,7 @@ def getitem(a: Any, key: Any, _user: bool = False) -> Any:
         return _make(_as_array(a._data[idx.key]))
     y = apply(L.getitem, a, idx=idx)
     if _user and not idx.basic and y._node is not None:  # (Tensor.__getitem__'s: the
-        D.hooks["keeps_index"](y._node)  # user's index arrays, released after backward as
+        D.recorder.keeps_index(y._node)  # user's index arrays, released after backward as
     return y  # torch frees the indices it saves: reverse.graph._Read)
 
 

@@ -12,6 +12,7 @@ import dualad as da
 import dualad.numpy as dnp
 from dualad.core import dispatch as D
 from dualad.core import grad_mode as gm
+from dualad.core import observe as O
 from dualad.reverse import graph as G
 
 pytestmark = pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
@@ -132,7 +133,7 @@ def test_anomaly_mode_is_thread_local_and_restores_everything() -> None:
             assert "traceback_" not in (x * x).grad_fn.metadata
         assert da.is_anomaly_enabled()
     assert seen == [False] and not da.is_anomaly_enabled()
-    assert D.hooks["record"] is G.record and D._dual is D._dual_plain and not D.observers
+    assert D.record is G.record and not D._checks and not O.observers
     assert {p: p.fast for p in D.every} == fast
     assert gm.anomaly_threads[0] == 0 and G.hooks_live[0] == 0
     da.set_detect_anomaly(True, check_nan=False)  # as a function

@@ -1,4 +1,4 @@
-"""The core's observers (``_dispatch.observe``): the hook through which anomaly mode and the
+"""The core's observers (``core.observe``): the hook through which anomaly mode and the
 profiler watch every primitive call, replacing no function of the core.
 
 An observer sees every evaluation, whichever path takes it (the general path, a hot path,
@@ -13,11 +13,12 @@ import pytest
 import dualad as da
 import dualad.numpy as dnp
 from dualad.core import dispatch as D
+from dualad.core import observe as O
 from dualad.reverse import graph as G
 
 
 def _state():
-    return (D._dual, D.hooks["record"], list(D.observers),
+    return (list(D._checks), D.record, list(O.observers),
             {p: (p.impl, p.fast) for p in D.every},
             {p: p.hot.__globals__.get("impl") for p in D.every if p.hot is not None})
 
@@ -38,13 +39,13 @@ def test_wrap_impl_sees_every_evaluation_and_unobserve_puts_everything_back() ->
             return impl(*args, **params)
         return counted
 
-    obs = D.Observer(wrap_impl=wrap)
-    D.observe(obs)
+    obs = O.Observer(wrap_impl=wrap)
+    O.observe(obs)
     try:
         x = da.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
         out = _program(x)
     finally:
-        D.unobserve(obs)
+        O.unobserve(obs)
     assert seen == ["sin", "multiply", "sum", "add"]
     np.testing.assert_array_equal(out.detach().numpy(), _program(np.arange(6.0).reshape(2, 3)))
     assert _state() == before
@@ -61,15 +62,15 @@ def test_check_dual_sees_every_dual_evaluation_with_its_result() -> None:
         assert out.__class__ is da.Tensor and out._level == level
         seen.append((prim.name, level))
 
-    obs = D.Observer(check_dual=check)
-    D.observe(obs)
+    obs = O.Observer(check_dual=check)
+    O.observe(obs)
     try:
         assert all(p.fast is None for p in D.every)  # (the fast paths stand aside)
         with da.dual_level() as L:
             x = da.make_dual(da.tensor([0.5, 1.0]), da.tensor([1.0, 2.0]))
             _, t = da.unpack_dual(dnp.sin(x) * x)
     finally:
-        D.unobserve(obs)
+        O.unobserve(obs)
     assert [n for n, _ in seen[:2]] == ["sin", "multiply"] and {lv for _, lv in seen} == {L}
     want = [np.cos(0.5) * 0.5 + np.sin(0.5), 2 * (np.cos(1.0) + np.sin(1.0))]
     np.testing.assert_allclose(t.numpy(), want)
@@ -77,14 +78,14 @@ def test_check_dual_sees_every_dual_evaluation_with_its_result() -> None:
 
 
 def test_traced_observers_record_with_tracebacks_while_one_is_registered() -> None:
-    a, b = D.Observer(traced=True), D.Observer(wrap_impl=lambda prim, impl: impl)
-    D.observe(a)
-    D.observe(b)
-    assert D.hooks["record"] is D.hooks["record_traced"]
-    D.unobserve(a)  # (not the last one registered: the others stay as they ask)
-    assert D.hooks["record"] is G.record and D.observers == [b]
-    D.unobserve(b)
-    assert not D.observers
+    a, b = O.Observer(traced=True), O.Observer(wrap_impl=lambda prim, impl: impl)
+    O.observe(a)
+    O.observe(b)
+    assert D.record is G.record_traced
+    O.unobserve(a)  # (not the last one registered: the others stay as they ask)
+    assert D.record is G.record and O.observers == [b]
+    O.unobserve(b)
+    assert not O.observers
 
 
 def test_anomaly_mode_and_the_profiler_watch_together_and_leave_nothing_behind() -> None:
@@ -92,7 +93,7 @@ def test_anomaly_mode_and_the_profiler_watch_together_and_leave_nothing_behind()
     x = da.tensor([4.0, 1.0], requires_grad=True)
     with pytest.warns(UserWarning, match="Anomaly Detection"), da.detect_anomaly(), \
             da.profiler.profile() as prof:
-        assert len(D.observers) == 2
+        assert len(O.observers) == 2
         dnp.sqrt(x * x).sum().backward()
         assert "traceback_" in (x * x).grad_fn.metadata
     assert {"sqrt", "multiply"} <= {e.key for e in prof.key_averages()}
