@@ -21,6 +21,7 @@ from ..core.dispatch import apply
 from ..core.tensor import Tensor, _made, _make, _tracked, _warn_dropped
 from ..rules import linear as L
 from ..rules.elementwise import PRIMS as _P
+from ..rules.products import cumprod
 from ..rules.vocabulary import (
     _alias,
     _copy,
@@ -37,7 +38,6 @@ from ..rules.vocabulary import (
     broadcast_to,
     concatenate,
     copy,
-    cumprod,
     diagonal,
     flip,
     moveaxis,

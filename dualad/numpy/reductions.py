@@ -14,10 +14,11 @@ from ..backends.namespace import like as _device_like
 from ..core.dispatch import apply
 from ..core.tensor import Tensor, _make
 from ..rules import linear as L
-from ..rules import reductions as R
+from ..rules import products as P
 from ..rules._util import norm_axes as _norm_axes
 from ..rules._util import norm_axis as _norm_axis
 from ..rules.elementwise import PRIMS as _P
+from ..rules.products import cumprod
 from ..rules.vocabulary import (
     _alias,
     _count,
@@ -30,7 +31,6 @@ from ..rules.vocabulary import (
     broadcast_to,
     concatenate,
     conj,
-    cumprod,
     cumsum,
     real,
     reshape,
@@ -160,7 +160,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         a = astype(a, dtype, copy=False)
     if a.dtype.kind not in "fc":
         return _make(_as_array(np.prod(a._data, axis=axis, keepdims=keepdims)))
-    return apply(R.prod, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
+    return apply(P.prod_p, a, axis=_norm_axes(axis, a.ndim), keepdims=bool(keepdims))
 
 
 def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:

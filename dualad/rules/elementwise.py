@@ -315,6 +315,21 @@ def _quietly(fn: Any) -> Any:
     return quiet
 
 
+def _no_out_writer(out: Tensor, prim: Primitive, args: Any) -> Tensor:
+    raise TypeError(f"dualad.numpy.{prim.name}: out= needs dualad.rules.inplace")
+
+
+_write_out: list[Any] = [_no_out_writer]
+"""How a ufunc writes NumPy's ``out=`` Tensor: in-place writing (``rules.inplace.into``)
+builds on this module's primitives, so it installs its writer here
+(``install_out_writer``) instead of being imported from it."""
+
+
+def install_out_writer(fn: Any) -> None:
+    """Make ``fn(out, prim, args)`` the writer of a ufunc's ``out=`` (``rules.inplace``)."""
+    _write_out[0] = fn
+
+
 class Ufunc(Primitive):
     """An elementwise primitive called like a NumPy ufunc (positional arrays only).
 
@@ -333,9 +348,7 @@ class Ufunc(Primitive):
         if out.__class__ is tuple and len(out) == 1:
             out = out[0]
         if len(params) == 1 and out.__class__ is Tensor and len(args) == self.nin:
-            from .inplace import into
-
-            return into(out, self, args)
+            return _write_out[0](out, self, args)
         unknown = sorted(set(params) - {"out", "where", "dtype"})
         if unknown:
             raise TypeError(f"dualad.numpy.{self.name}() got an unexpected keyword argument "

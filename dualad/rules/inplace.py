@@ -33,6 +33,7 @@ from ..core import grad_mode as gm
 from ..core.dispatch import apply
 from ..core.levels import PRIMAL
 from ..core.tensor import Tensor
+from . import elementwise as E
 from . import linear as L
 from .elementwise import PRIMS
 
@@ -279,6 +280,9 @@ def into(out: Tensor, prim: Any, args: Any) -> Tensor:
         )
     setitem(out, Ellipsis, r)
     return out
+
+
+E.install_out_writer(into)
 
 
 def scalar(t: Tensor) -> bool:

@@ -467,30 +467,6 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Any:
     return apply(L.cumsum, a, axis=_norm_axis(axis, a.ndim))
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Any:
-    """``numpy.cumprod`` (``axis=None`` flattens first; no ``out=``).
-
-    Examples
-    --------
-    >>> x = dualad.tensor([2.0, 3.0, 4.0], requires_grad=True)
-    >>> y = dnp.cumprod(x); y.detach()
-    tensor([ 2.,  6., 24.])
-    >>> y[-1].backward(); x.grad
-    tensor([12.,  8.,  6.])
-    """
-    a = asarray_t(a)
-    if dtype is not None:
-        a = astype(a, dtype, copy=False)
-    if axis is None:
-        a, axis = ravel(a), 0
-    if a.dtype.kind not in "fc":
-        return _make(np.cumprod(a._data, axis=axis))
-    return apply(R.cumprod, a, axis=_norm_axis(axis, a.ndim))
-
-
-# -- non-differentiable results ---------------------------------------------------------------
-
-
 def _nd(fn: Any, example: str = "") -> Any:
     def f(a: Any, *args: Any, **kw: Any) -> Any:
         d = a._data if isinstance(a, Tensor) else a
