@@ -25,7 +25,7 @@ def backward(self: Tensor, gradient: Any = None, retain_graph: bool | None = Non
 @tensor_method("register_hook")
 def register_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> RemovableHandle:
     """``Tensor.register_hook`` (documented there)."""
-    if not self._rg:
+    if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     t = D.innermost(self)
     if t._node is None:
@@ -39,7 +39,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], An
     """``Tensor.register_post_accumulate_grad_hook`` (documented there)."""
     if self._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    if not self._rg:
+    if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     return RemovableHandle(D.innermost(self)._meta_()._table("post_hooks"), hook)
 
@@ -47,7 +47,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], An
 @tensor_method("retain_grad")
 def retain_grad(self: Tensor) -> None:
     """``Tensor.retain_grad`` (documented there)."""
-    if not self._rg:
+    if not self._requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     t = D.innermost(self)
     if t._node is None:
@@ -64,7 +64,7 @@ def __reduce_ex__(self: Tensor, protocol: int) -> Any:
     if self._level and self._level < D.LIN and self._level in D.live:
         raise RuntimeError("cannot pickle a dual tensor while its level is live; pickle "
                            "dualad.unpack_dual(t).primal and .tangent instead")
-    return _rebuild, (D.innermost(self)._data, bool(self._rg))
+    return _rebuild, (D.innermost(self)._data, bool(self._requires_grad))
 
 
 def _rebuild(data: Any, requires_grad: bool) -> Tensor:
@@ -96,7 +96,7 @@ def __deepcopy__(self: Tensor, memo: dict[int, Any]) -> Tensor:
     else:
         inner = D.innermost(self)
         r = Tensor(inner._data.copy())
-        if inner._rg:
+        if inner._requires_grad:
             r.requires_grad_(True)
         if not self.ndim and scalar(self):
             r._meta_().array = False  # (a scalar's copy stays a scalar)
@@ -110,7 +110,7 @@ def __deepcopy__(self: Tensor, memo: dict[int, Any]) -> Tensor:
 @tensor_method("__format__")
 def __format__(self: Tensor, format_spec: str) -> str:
     """``Tensor.__format__`` (documented there)."""
-    if self._data.ndim == self._nb:  # (0-d)
+    if self._data.ndim == self._batch_ndim:  # (0-d)
         return format(self._data.item(), format_spec)
     if not format_spec:
         return str(self)

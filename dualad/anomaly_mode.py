@@ -171,7 +171,7 @@ def check_tangents(name: str, tangents: list[Any], finite: Any) -> None:
 
 
 def _tangent(o: Tensor) -> Any:
-    t = o._t
+    t = o._stored_tangent
     return t if not isinstance(t, Tensor) else t._data
 
 

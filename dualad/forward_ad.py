@@ -210,22 +210,22 @@ def _with_nb(t: Tensor, nb: int) -> Tensor:
     When ``t`` is tracked (requires grad, or dual), the change is recorded as the
     linear primitives ``rebatch``/``unbatch`` so derivatives through it stay right.
     """
-    if t._nb == nb:
+    if t._batch_ndim == nb:
         return t
-    if (t._rg and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
+    if (t._requires_grad and _gm.state.grad) or (t._level and t._level < D.LIN and t._level in D.live):
         # one axis a step: the innermost batch axis becomes the leading logical one (unbatch)
         # and back (rebatch); a cotangent of a nested batched pass has several to move
-        while t._nb != nb:
-            if nb > t._nb:
+        while t._batch_ndim != nb:
+            if nb > t._batch_ndim:
                 t = D.apply(_linear.rebatch, t, size=t.shape[0])
             else:
-                t = D.apply(_linear.unbatch, t, size=t._data.shape[t._nb - 1])
+                t = D.apply(_linear.unbatch, t, size=t._data.shape[t._batch_ndim - 1])
         return t
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _with_nb(t._primal, nb), _with_nb(t._tangent, nb))
     u = _make(t._data)
-    u._nb = nb
-    u._rg, u._node = t._rg, t._node
+    u._batch_ndim = nb
+    u._requires_grad, u._node = t._requires_grad, t._node
     if t._node is not None:
         u._out_nr = t._out_nr
     return u
@@ -263,7 +263,7 @@ def _unpack(tensor: Any, level: int | None = None, view: bool = False) -> Unpack
     p, t = D.split(d, level)
     if t is None:
         return UnpackedDualTensor(p, None)
-    if t._nb:
+    if t._batch_ndim:
         t = _with_nb(t, 0)
     return UnpackedDualTensor(_primal_view(d, p, level) if view else p, t)
 
@@ -272,13 +272,13 @@ def _primal_view(d: Tensor, p: Tensor, level: int) -> Tensor:
     """``p``, the primal of ``d`` at ``level``, as a new view of ``d``: the same memory and
     version counter and history; writing into it rebases ``d`` (its tangent stays)."""
     v = _make(p._data)
-    v._nb, v._rg, v._node = p._nb, p._rg, p._node
+    v._batch_ndim, v._requires_grad, v._node = p._batch_ndim, p._requires_grad, p._node
     if p._node is not None:
         v._out_nr = p._out_nr
     if p._level and p._level < D.LIN:
-        v._level, v._p, v._t = p._level, p._p, p._t
-    v._vc = d._version_counter()
-    if p._rg and p._node is None:  # a leaf's view: its gradient is the leaf's
+        v._level, v._stored_primal, v._stored_tangent = p._level, p._stored_primal, p._stored_tangent
+    v._version_cell = d._version_counter()
+    if p._requires_grad and p._node is None:  # a leaf's view: its gradient is the leaf's
         v._meta_().acc = D.recorder.edge_of(p)[0]
     D.register_view(PRIMAL, d, v, {"level": level})
     return v

@@ -253,7 +253,7 @@ class Function(metaclass=_FunctionMeta):
                 plain.append(p)
             else:
                 plain.append(a)
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in live)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in live)
         with gm.no_grad():
             if cls._has("setup_context"):
                 out = cls.forward(*plain, **kwargs)
@@ -320,7 +320,7 @@ def _dirty(cls: Any, ctx: FunctionCtx, back: dict[int, Any], outs: list[Tensor])
 def _view_of(t: Tensor) -> Tensor:
     """A new Tensor of ``t``'s data, as a view: it shares ``t``'s version counter."""
     u = _make(t._data)
-    u._vc = t._version_counter()
+    u._version_cell = t._version_counter()
     return u
 
 
@@ -341,7 +341,7 @@ def _zeros_like(p: Tensor) -> Tensor:
 def _record(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[Any], back: dict[int, Any],
             outs: list[Tensor], nondiff: set[int], dirty: dict[int, Any],
             late: bool = False) -> None:
-    edges = [edge_of(a) if isinstance(a, Tensor) and a._rg else None for a in live]
+    edges = [edge_of(a) if isinstance(a, Tensor) and a._requires_grad else None for a in live]
     # (made after the input edges: a larger seq than its inputs' nodes)
     node = new_node(cls._prim, {}, FunctionNode)
     node.edges = edges
@@ -444,8 +444,8 @@ def _custom_vjp(cls: Any, node: Node, grads: list[Any], needs: list[bool]) -> li
             out.append(None)
             continue
         r = r if isinstance(r, Tensor) else _make(_as_array(r))  # (a Dask array stays lazy)
-        gnb = max((g._nb for g in grads if isinstance(g, Tensor)), default=0)
-        if r._nb < gnb:
+        gnb = max((g._batch_ndim for g in grads if isinstance(g, Tensor)), default=0)
+        if r._batch_ndim < gnb:
             raise RuntimeError(
                 f"{cls.__name__}.backward returned a gradient without the batch axis of its "
                 "batched grad_outputs; compute it from the grad_outputs with dualad operations"
@@ -585,7 +585,7 @@ def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
                 full[i] = full[i].copy()
     # (below: the values are dual at a level below this one)
     recorded = gm.state.grad and gm.state.tangent_grad and \
-        any(isinstance(p, Tensor) and p._rg for p in ps)
+        any(isinstance(p, Tensor) and p._requires_grad for p in ps)
 
     def value(t: Any, where: str) -> Any:
         if not isinstance(t, Tensor):
@@ -602,7 +602,7 @@ def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],
             raise _UnknownRead(msg)
         # reverse mode may never ask for it: an error only if it does
         return _UnknownDerivative.apply(t, msg, *[p for p in ps
-                                                  if isinstance(p, Tensor) and p._rg])
+                                                  if isinstance(p, Tensor) and p._requires_grad])
 
     subst = None
     if below or recorded:
@@ -638,10 +638,10 @@ def _check_jvp_tangents(name: str, full: list[Any], tout: tuple[Any, ...], ys: l
     differentiable (torch's check: it would be dropped)."""
     nb = 0
     for t in full:
-        if t is not None and t._nb > nb:
-            nb = t._nb
+        if t is not None and t._batch_ndim > nb:
+            nb = t._batch_ndim
     for t in tout:
-        if nb and isinstance(t, Tensor) and t._nb < nb:
+        if nb and isinstance(t, Tensor) and t._batch_ndim < nb:
             raise RuntimeError(
                 f"{name}.jvp returned a tangent without the batch axis of its batched input "
                 "tangents; compute it from the tangents with dualad operations (they carry "
@@ -674,7 +674,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
     # else forward computed (an intermediate) has a derivative nobody knows
     # (below: the values are dual at a level below this one)
     recorded = gm.state.grad and gm.state.tangent_grad and any(
-        isinstance(p, Tensor) and p._rg for p in ps)
+        isinstance(p, Tensor) and p._requires_grad for p in ps)
     once = getattr(fn, "_once_differentiable", False)
 
     def value(t: Any, where: str) -> Any:
@@ -691,7 +691,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
         if below:
             raise _UnknownRead(msg)
         # reverse mode may never ask for it: an error only if it does
-        tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+        tracked = [p for p in ps if isinstance(p, Tensor) and p._requires_grad]
         return _UnknownDerivative.apply(t, msg, *tracked)
 
     saved = tuple(value(t, _saved_where(i)) for i, t in enumerate(ctx.to_save))
@@ -726,7 +726,7 @@ def _tangents_by_backward(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[An
     if once and recorded:  # its coefficients were computed under no_grad
         msg = (f"trying to differentiate twice a function that was marked with "
                f"@once_differentiable ({name}.backward, transposed for forward mode)")
-        tracked = [p for p in ps if isinstance(p, Tensor) and p._rg]
+        tracked = [p for p in ps if isinstance(p, Tensor) and p._requires_grad]
         touts = [t if t is None else _UnknownDerivative.apply(t, msg, *tracked) for t in touts]
     return touts
 
@@ -814,7 +814,7 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
         raise RuntimeError(_unknown_derivative(name, _saved_where(inter[0], rule),
                                                "forward-over-reverse", rule))
     # (gm.state.grad is off in a backward without create_graph: nothing more to do)
-    tracked = [a for a in node.consts if isinstance(a, Tensor) and a._rg] \
+    tracked = [a for a in node.consts if isinstance(a, Tensor) and a._requires_grad] \
         if gm.state.grad and not fwd else []
     pos = {id(p): i for i, p in enumerate(node.params.get("plain", ())) if isinstance(p, Tensor)}
     nondiff = {id(t) for t in ctx.non_differentiable} if tracked or fwd else set()
@@ -832,7 +832,7 @@ def _attributes_at(cls: Any, ctx: FunctionCtx, node: Node) -> Any:
         if fwd:
             raise _UnknownRead(_unknown_derivative(name, f"ctx.{k}", "forward-over-reverse",
                                                    rule))
-        if tracked and not x._rg:  # (an output has its history)
+        if tracked and not x._requires_grad:  # (an output has its history)
             return _UnknownDerivative.apply(
                 x, _unknown_derivative(name, f"ctx.{k}", "reverse-over-reverse", rule),
                 *tracked)
@@ -1023,7 +1023,7 @@ def once_differentiable(fn: Any) -> Any:
     def wrapper(ctx: Any, *args: Any) -> Any:
         with gm.no_grad():
             res = fn(ctx, *args)
-        tracked = [a for a in args if isinstance(a, Tensor) and a._rg]
+        tracked = [a for a in args if isinstance(a, Tensor) and a._requires_grad]
         if not gm.state.grad or not tracked:
             return res
         many = isinstance(res, tuple)

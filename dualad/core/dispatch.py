@@ -148,9 +148,9 @@ def apply(prim: Primitive, *args: Any, **params: Any) -> Any:
                     return apply(prim, *[strip(x) for x in args], **params)
                 if lv > top:
                     top = lv
-            if a._rg:
+            if a._requires_grad:
                 rg = True
-            if a._nb:
+            if a._batch_ndim:
                 nb = 1
         elif (a.__class__ is list or a.__class__ is tuple) and _holds_tensor(a):
             return apply(prim, *[_as_argument(x) for x in args], **params)
@@ -200,7 +200,7 @@ def _eval(prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
         if a.__class__ is Tensor:
             if a._level > top:
                 top = a._level
-            if a._nb:
+            if a._batch_ndim:
                 nb = 1
     if not top:
         return _plain(prim, args, params, nb, None)
@@ -224,7 +224,7 @@ class Evaluate(Interpreter):
     __slots__ = ()
 
     def process(self, prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
-        nb = any(a.__class__ is Tensor and a._nb for a in args)
+        nb = any(a.__class__ is Tensor and a._batch_ndim for a in args)
         return _plain(prim, args, params, nb, None)
 
 
@@ -243,7 +243,7 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
                 "batched tangents flow through linear primitives only. Use batched=False "
                 "(or a Python loop over tangents) for this computation."
             )
-        nbs = [a._nb if a.__class__ is Tensor else 0 for a in args]
+        nbs = [a._batch_ndim if a.__class__ is Tensor else 0 for a in args]
         out, onb = prim.batch(arrays, nbs, **params)
     else:
         try:
@@ -263,9 +263,9 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         if out.__class__ is _ndarray and s.__class__ is _ndarray:
             ob = out.base
             if ob is not None and (ob is s or ob is s.base):
-                t._vc = args[0]._version_counter()
+                t._version_cell = args[0]._version_counter()
         elif shares(out, s):
-            t._vc = args[0]._version_counter()
+            t._version_cell = args[0]._version_counter()
     return t
 
 
@@ -275,10 +275,10 @@ def _wrap(out: Any, nb: int) -> Tensor:
     t = _new(Tensor)  # _make, inlined (hot path)
     t._data = out
     t._level = 0
-    t._nb = nb
-    t._rg = False
+    t._batch_ndim = nb
+    t._requires_grad = False
     t._node = None
-    t._vc = None
+    t._version_cell = None
     t._meta = None
     return t
 
@@ -313,7 +313,7 @@ class DualLevel(Interpreter):
                 tangents.append(None)
         out = _eval(prim, primals, params)
         if _state.grad and _state.tangent_grad and any(
-                p.__class__ is Tensor and p._rg for p in primals):
+                p.__class__ is Tensor and p._requires_grad for p in primals):
             # A rule may read ``out`` (exp, tanh, divide, inv, ...): the tangent it builds is
             # a function of the inputs through ``out``, so ``out`` must carry its own node
             # before the rule reads it, or reverse-over-forward would see a constant there.
@@ -340,14 +340,14 @@ def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
     """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
     d = _make(primal._data)
     d._level = L
-    d._p = primal
-    d._t = tangent
-    d._nb = primal._nb
-    d._rg = primal._rg
+    d._stored_primal = primal
+    d._stored_tangent = tangent
+    d._batch_ndim = primal._batch_ndim
+    d._requires_grad = primal._requires_grad
     if primal._node is not None:
         d._node = primal._node
         d._out_nr = primal._out_nr
-    d._vc = primal._vc
+    d._version_cell = primal._version_cell
     return d
 
 
@@ -387,8 +387,8 @@ def split(x: Any, L: int) -> tuple[Any, Any]:
 def zeros_tangent(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
     """Zeros of ``shape`` with ``like``'s batch axes, on its device: a zero tangent."""
     d = like._data
-    z = _make(_backend.zeros(d.shape[: like._nb] + shape, dtype=dtype, like=_backend.like(d)))
-    z._nb = like._nb
+    z = _make(_backend.zeros(d.shape[: like._batch_ndim] + shape, dtype=dtype, like=_backend.like(d)))
+    z._batch_ndim = like._batch_ndim
     return z
 
 

@@ -3,16 +3,18 @@
 A Tensor is either *plain* (``_level == 0``: ``_data`` is its array) or *dual*
 at a live level L (``_primal`` and ``_tangent``, each dual only at levels below
 L). ``_data`` always holds the innermost primal array so that shape and dtype
-queries cost nothing. ``_nb`` counts leading axes that are tangent-batch axes
-(internal only: users never see a Tensor with ``_nb > 0``).
+queries cost nothing. ``_batch_ndim`` counts leading axes that are tangent-batch axes
+(internal only: users never see a Tensor with ``_batch_ndim > 0``).
 
 A dual made by the forward fast path is *flat*: it holds its plain primal as
-``_data`` alone (``_p is None``) and its plain, unbatched tangent as a bare
-array (``_t``), so one object is built per op instead of three. ``_primal`` and
+``_data`` alone (``_stored_primal is None``) and its plain, unbatched tangent as a bare
+array (``_stored_tangent``), so one object is built per op instead of three. ``_primal`` and
 ``_tangent`` read either form and make the Tensor on first use.
 
-Reverse-mode state lives on the innermost primal: ``_rg`` (requires grad),
-``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made. The
+Reverse-mode state lives on the innermost primal: ``_requires_grad`` (requires grad),
+``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made.
+``_version_cell``, made on the first write or save, is a one-element list holding the
+count of in-place writes (torch's version counter), shared by a view and its base. The
 rarely used rest (``.grad``, hooks, ...) sits in ``_meta``, created on demand.
 Operators, NumPy's array methods and the reverse-mode methods are declared in the
 classes Tensor inherits (``dualad._tensor_methods``); the layers above give them meaning.
@@ -89,8 +91,9 @@ class Tensor(AutogradMethods, ArrayMethods):
     """
 
     __slots__ = (
-        "_data", "_level", "_p", "_t", "_nb", "_rg", "_node", "_out_nr",
-        "_vc", "_meta", "_why", "__weakref__",
+        "_data", "_level", "_stored_primal", "_stored_tangent", "_batch_ndim", "_requires_grad",
+        "_node", "_out_nr",
+        "_version_cell", "_meta", "_why", "__weakref__",
     )
     # _why (unset on almost every Tensor: setting it is the rare path's only cost): why a
     # Tensor with no grad_fn does not require grad although an input of the operation
@@ -109,37 +112,39 @@ class Tensor(AutogradMethods, ArrayMethods):
     # -- the parts of a dual --------------------------------------------------------------
     @property
     def _primal(self) -> Tensor:
-        p = self._p
+        p = self._stored_primal
         if p is None:  # flat: the primal is the plain Tensor of _data
-            p = self._p = _make(self._data)
-            p._nb, p._vc = self._nb, self._version_counter()  # (one counter: the same memory)
-            if self._rg:  # (recorded while flat: the node is the primal's, see graph._set_node)
-                p._rg, p._node, p._out_nr = True, self._node, self._out_nr
+            p = self._stored_primal = _make(self._data)
+            # (one counter: the same memory)
+            p._batch_ndim, p._version_cell = self._batch_ndim, self._version_counter()
+            if self._requires_grad:  # (recorded while flat: the node is the primal's,
+                # see graph._set_node)
+                p._requires_grad, p._node, p._out_nr = True, self._node, self._out_nr
         return p
 
     @_primal.setter
     def _primal(self, p: Tensor) -> None:
-        self._p = p
+        self._stored_primal = p
 
     @property
     def _tangent(self) -> Tensor:
-        t = self._t
+        t = self._stored_tangent
         if t.__class__ is np.ndarray:  # flat: a plain, unbatched tangent
-            t = self._t = _make(t)
+            t = self._stored_tangent = _make(t)
         return t
 
     @_tangent.setter
     def _tangent(self, t: Tensor) -> None:
-        self._t = t
+        self._stored_tangent = t
 
     # -- array protocol -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._data.shape[self._nb :] if self._nb else self._data.shape
+        return self._data.shape[self._batch_ndim :] if self._batch_ndim else self._data.shape
 
     @property
     def ndim(self) -> int:
-        return self._data.ndim - self._nb
+        return self._data.ndim - self._batch_ndim
 
     @property
     def size(self) -> int:
@@ -199,17 +204,17 @@ class Tensor(AutogradMethods, ArrayMethods):
         return bool(self._data)
 
     def __float__(self) -> float:
-        if self._rg or self._level:
+        if self._requires_grad or self._level:
             _warn_dropped(self, "float(t)")
         return float(self.item())
 
     def __int__(self) -> int:
-        if self._rg or self._level:
+        if self._requires_grad or self._level:
             _warn_dropped(self, "int(t)")
         return int(self.item())
 
     def __complex__(self) -> complex:
-        if self._rg or self._level:
+        if self._requires_grad or self._level:
             _warn_dropped(self, "complex(t)")
         return complex(self.item())
 
@@ -261,14 +266,14 @@ class Tensor(AutogradMethods, ArrayMethods):
             extra += f", dtype={self._data.dtype}"
         if self._node is not None:
             extra += f", grad_fn=<{self._node.name()}>"
-        elif self._rg:
+        elif self._requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
 
     # -- autograd state ---------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
-        return self._rg
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -309,7 +314,7 @@ class Tensor(AutogradMethods, ArrayMethods):
             )
         t: Tensor = self
         while True:
-            t._rg = bool(requires_grad)
+            t._requires_grad = bool(requires_grad)
             if not t._level or t._level >= _LIN():
                 break
             t = t._primal
@@ -347,7 +352,7 @@ class Tensor(AutogradMethods, ArrayMethods):
                     f"{type(value).__name__}; wrap it: t.grad = dualad.tensor(...)"
                 )
             if value is self or (value._data is self._data and value._node is self._node
-                                 and value._rg and self._rg):
+                                 and value._requires_grad and self._requires_grad):
                 raise RuntimeError("can't assign a tensor as its own grad; assign a copy "
                                    "(t.grad = t.detach().copy())")
             if value.shape != self.shape:
@@ -384,12 +389,12 @@ class Tensor(AutogradMethods, ArrayMethods):
 
     @property
     def _version(self) -> int:
-        return 0 if self._vc is None else self._vc[0]
+        return 0 if self._version_cell is None else self._version_cell[0]
 
     def _version_counter(self) -> list[int]:
-        if self._vc is None:
-            self._vc = [0]
-        return self._vc
+        if self._version_cell is None:
+            self._version_cell = [0]
+        return self._version_cell
 
     def _meta_(self) -> _Meta:
         if self._meta is None:
@@ -416,7 +421,7 @@ class Tensor(AutogradMethods, ArrayMethods):
         (tensor([2.]), False, None)
         """
         t = _make(self._data)
-        t._vc = self._version_counter()
+        t._version_cell = self._version_counter()
         if not self._data.ndim:  # (torch's detach-and-write: x op= y writes into it)
             t._meta_().array = True
         return t
@@ -439,19 +444,20 @@ class Tensor(AutogradMethods, ArrayMethods):
                 "history it shares. Use detach() instead, which returns a new tensor."
             )
         if self._level:  # a dual: its tangents go too (as torch's, detach_ is forward
-            self._level, self._p, self._t = 0, None, None  # non-differentiable as well)
+            # non-differentiable as well)
+            self._level, self._stored_primal, self._stored_tangent = 0, None, None
         self._node = None
-        self._rg = False
+        self._requires_grad = False
         return self
 
 
 def _init(t: Tensor, data: Any) -> None:
     t._data = data
     t._level = 0
-    t._nb = 0
-    t._rg = False
+    t._batch_ndim = 0
+    t._requires_grad = False
     t._node = None
-    t._vc = None
+    t._version_cell = None
     t._meta = None
 
 
@@ -488,7 +494,7 @@ def _inner(t: Tensor) -> Tensor:
 def _tracked(t: Tensor) -> str | None:
     """Why ``t`` carries a derivative (it requires grad, or is dual at a live level), or
     None."""
-    if t._rg:
+    if t._requires_grad:
         return "requires grad"
     if not t._level:
         return None

@@ -28,7 +28,7 @@ def viewed(prim: Any, src: Any, out: Tensor, params: dict[str, Any]) -> None:
     (``dualad.rules.inplace``). Batched tangents handed across the batch boundary are not
     views a user can write into.
     """
-    if src.__class__ is not Tensor or out._nb or prim.boundary:
+    if src.__class__ is not Tensor or out._batch_ndim or prim.boundary:
         return
     o, s = out._data, src._data
     ob = o.base if o.__class__ is _ndarray else getattr(o, "base", None)
@@ -63,8 +63,8 @@ def register_view(prim: Any, src: Tensor, out: Tensor, params: dict[str, Any]) -
     if om is None:
         om = out._meta = _Meta()
     om.base, om.fns = root, fns
-    out._vc = src._version_counter()  # (one memory, one counter)
-    om.nograd = nograd or (src._rg and not _state.grad)
+    out._version_cell = src._version_counter()  # (one memory, one counter)
+    om.nograd = nograd or (src._requires_grad and not _state.grad)
     rm = m if root is src else root._meta
     views = rm.views
     if views is None:

@@ -105,19 +105,19 @@ def _parts(a: Any) -> Any:
     (nothing tracked below its level; requiring grad does not count while grad mode is
     off, or while tangents go unrecorded: apply then records the primal alone); None
     otherwise."""
-    p = a._p
+    p = a._stored_primal
     if p is not None:
-        if p._level or p._nb or (p._rg and _state.grad and _state.tangent_grad):
+        if p._level or p._batch_ndim or (p._requires_grad and _state.grad and _state.tangent_grad):
             return None
         x = p._data
     else:
         x = a._data
-    t = a._t
+    t = a._stored_tangent
     if t.__class__ is _ndarray:
         return x, t, 0
-    if t._level or (t._rg and _state.grad and _state.tangent_grad):
+    if t._level or (t._requires_grad and _state.grad and _state.tangent_grad):
         return None
-    return x, t._data, t._nb
+    return x, t._data, t._batch_ndim
 
 
 def _operand(a: Any, L: int) -> Any:
@@ -127,7 +127,7 @@ def _operand(a: Any, L: int) -> Any:
         return a, None, 0
     if a._level == L:
         return _parts(a)
-    if a._level or a._nb or (a._rg and _state.grad and _state.tangent_grad):
+    if a._level or a._batch_ndim or (a._requires_grad and _state.grad and _state.tangent_grad):
         return None
     return a._data, None, 0
 
@@ -187,7 +187,7 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
         return None
     d = _dual_of(L, y, tt, nb)
     if prim.view and _D.shares(y, x):  # (as apply's plain path: a view, not a copy,
-        d._vc = a._version_counter()  # shares its input's version counter)
+        d._version_cell = a._version_counter()  # shares its input's version counter)
     return d
 
 
@@ -383,13 +383,13 @@ _PLAIN_RESULT = """
         d = _new(Tensor)
         d._data = y
         d._level = 0
-        d._nb = 0
-        d._vc = None
+        d._batch_ndim = 0
+        d._version_cell = None
         d._meta = None
         if rg and _state.grad:
-            _record(prim, args, d)  # (which sets _rg, _node and _out_nr)
+            _record(prim, args, d)  # (which sets _requires_grad, _node and _out_nr)
             return d
-        d._rg = False
+        d._requires_grad = False
         d._node = None
         if _inference[0] and _state.inference:
             _mark_inference(d)
@@ -400,13 +400,13 @@ _PLAIN_RESULT = """
 _FLAT_RESULT = """
             d = _new(Tensor)
             d._data = y
-            d._t = tt
+            d._stored_tangent = tt
             d._level = L
-            d._p = None
-            d._nb = 0
-            d._rg = False
+            d._stored_primal = None
+            d._batch_ndim = 0
+            d._requires_grad = False
             d._node = None
-            d._vc = None
+            d._version_cell = None
             d._meta = None
             if rg and _state.grad:
                 _record(prim, args, d)  # (the primal alone: tangents untracked)
@@ -417,7 +417,7 @@ _FLAT_RESULT = """
             return d"""
 
 _UNARY_HOT = """{head}
-    if A.__class__ is not Tensor or A._nb:
+    if A.__class__ is not Tensor or A._batch_ndim:
         return {decline}
     L = A._level
     x = A._data
@@ -429,10 +429,10 @@ _UNARY_HOT = """{head}
             return {decline}
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
-        rg = A._rg{plain}
-    rg = A._rg
-    if L not in _live or (rg and _state.tangent_grad) or A._p is not None or \\
-            A._t.__class__ is not _ndarray:
+        rg = A._requires_grad{plain}
+    rg = A._requires_grad
+    if L not in _live or (rg and _state.tangent_grad) or A._stored_primal is not None or \\
+            A._stored_tangent.__class__ is not _ndarray:
         return {decline}  # (a level that exited, a placeholder, a nested dual, or one
         # whose tangent would be recorded)
     try:
@@ -442,20 +442,21 @@ _UNARY_HOT = """{head}
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
         if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
-    return _finished(prim, args, _unary_tangent(prim, x, A._t, 0, y, L), rg, _record)
+    return _finished(prim, args, _unary_tangent(prim, x, A._stored_tangent, 0, y, L), rg, _record)
 """
 
 _OPERAND = """
     if {T}.__class__ is Tensor:
-        if {T}._nb:
+        if {T}._batch_ndim:
             return {decline}
         {x} = {T}._data
         {L} = {T}._level
         if {L}:
-            if {L} not in _live or ({T}._rg and _state.tangent_grad) or {T}._p is not None \\
-                    or {T}._t.__class__ is not _ndarray:
+            if {L} not in _live or ({T}._requires_grad and _state.tangent_grad) or \\
+                    {T}._stored_primal is not None \\
+                    or {T}._stored_tangent.__class__ is not _ndarray:
                 return {decline}
-            {g} = {T}._t
+            {g} = {T}._stored_tangent
         else:
             {g} = None
     elif {T}.__class__ is _list or {T}.__class__ is _tuple:  # (two identity tests: a
@@ -474,12 +475,14 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
             raise _mismatch(prim, a, b, e) from None
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
-        rg = (A.__class__ is Tensor and A._rg) or (B.__class__ is Tensor and B._rg){plain}
+        rg = (A.__class__ is Tensor and A._requires_grad) or \\
+            (B.__class__ is Tensor and B._requires_grad){plain}
     if (LA and LB and LA != LB) or (
-            not LA and A.__class__ is Tensor and A._rg) or (
-            not LB and B.__class__ is Tensor and B._rg):
+            not LA and A.__class__ is Tensor and A._requires_grad) or (
+            not LB and B.__class__ is Tensor and B._requires_grad):
         return {decline}
-    rg = (LA and A._rg) or (LB and B._rg)  # (a dual that requires grad: its primal is recorded)
+    # (a dual that requires grad: its primal is recorded)
+    rg = (LA and A._requires_grad) or (LB and B._requires_grad)
     try:
         y = impl(a, b)
     except (ValueError, TypeError) as e:
@@ -594,7 +597,7 @@ def _ab(n: int) -> str:
 
 def _unary_or_binary_source(srcs: tuple[str, ...], head: str, decline: str) -> str:
     if len(srcs) == 1:
-        return _UNARY_HOT.format(head=head, decline=decline, tt=_term_src(srcs[0], "A._t"),
+        return _UNARY_HOT.format(head=head, decline=decline, tt=_term_src(srcs[0], "A._stored_tangent"),
                                  plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
     ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
     if ta == "None" or tb == "None":
@@ -713,7 +716,7 @@ def fast_vjp(prim: Any, ct: Any, arrays: Any, y: Any, avals: Any, needs: Any, od
     if ct.__class__ is _ndarray:
         g, nb = ct, -1  # -1: bare arrays in and out
     else:
-        g, nb = ct._data, ct._nb
+        g, nb = ct._data, ct._batch_ndim
     kernels = prim.kernels
     if len(kernels) == 1:  # unary: no loop
         return [_ct_term(kernels[0], g, nb, arrays, y, avals[0], od) if needs[0] else None]

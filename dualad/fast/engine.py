@@ -135,7 +135,7 @@ def _pass(
         memo: dict[Any, bool] = {}
         feeds = functools.partial(_feeds_tangents, own=own, memo=memo)
     for (n, nr), c in zip(roots, cts, strict=True):
-        if not create_graph and not c._level and not c._nb and \
+        if not create_graph and not c._level and not c._batch_ndim and \
                 c._data.__class__ is _ndarray:
             c = c._data  # the fast lane passes bare (NumPy) arrays between plain nodes
         _add_to(buf, heap, n, nr, c, own)
@@ -249,7 +249,8 @@ def _bare(c: Any, create_graph: bool) -> Any:
     Tensors on; the lane then sends bare arrays, as the root does)."""
     if c.__class__ is _ndarray:
         return c
-    if c.__class__ is Tensor and not (create_graph or c._level or c._nb or c._rg) and \
+    if c.__class__ is Tensor and \
+            not (create_graph or c._level or c._batch_ndim or c._requires_grad) and \
             c._data.__class__ is _ndarray:
         return c._data
     return None

@@ -140,7 +140,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
             node.avals, node.out_avals = ((d.shape, d.dtype),), ((y.shape, od),)
             one = None
         node.edges, node.consts = (e,), _ABSENTS[1]
-        out._rg, out._node, out._out_nr = True, node, 0
+        out._requires_grad, out._node, out._out_nr = True, node, 0
         if not saves:
             node.saved = _NOTHING
             node.lane = None if not lane or a._level else (one, None, None, None, (), od, e) \
@@ -149,9 +149,9 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
         vcs: Any = ()  # (as record_hot's)
         keep = lane and not a._level  # (a dual's tangent is not in the lane)
         if save_in:
-            vc = a._vc
+            vc = a._version_cell
             if vc is None:
-                vc = a._vc = [0]
+                vc = a._version_cell = [0]
             if vc[0]:  # (changed in place before: saved with its version, no lane)
                 keep = False
             vcs = (vc,)
@@ -162,9 +162,9 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
             return None
         ys = x = None
         if save_out:  # (kept in the lane: see Node.saved)
-            vc = out._vc
+            vc = out._version_cell
             if vc is None:
-                vc = out._vc = [0]
+                vc = out._version_cell = [0]
             vcs += (vc,)
             ys = y
         if save_in:
@@ -207,12 +207,12 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     d = a._data
     va = (d.shape, d.dtype)
     ea = eb = None
-    if a._rg:
+    if a._requires_grad:
         ea = _edge_in(a)
         reads = prim.reads[0]
     d = b._data
     vb = (d.shape, d.dtype)
-    if b._rg:
+    if b._requires_grad:
         eb = _edge_in(b)
         reads = prim.reads[1] if not reads else reads + prim.reads[1]
     edges, avals = (ea, eb), (va, vb)
@@ -236,7 +236,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     y = out._data
     od = y.dtype
     node.out_avals = ((y.shape, od),)  # (the broadcast shape)
-    out._rg, out._node, out._out_nr = True, node, 0
+    out._requires_grad, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None and not a._level and not b._level  # (see _unary)
     saved: Any = _NOTHING
     vcs: Any = ()  # the version counters the lane checks (each saved at version 0)
@@ -247,9 +247,9 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 a = args[r]
                 if a._meta is not None:
                     _savable(a)
-                vc = a._vc
+                vc = a._version_cell
                 if vc is None:
-                    vc = a._vc = [0]
+                    vc = a._version_cell = [0]
                 if vc[0]:  # (an input changed in place before: no lane)
                     lane = False
                 if r:
@@ -262,7 +262,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
                 ys = y
         saved = _saved_as(lane, t0, t1, ys, out)
         if lane and ys is not None:  # (the output's counter last: see Node.saved)
-            vcs += (out._vc,)
+            vcs += (out._version_cell,)
     node.saved = saved
     node.lane = (None, (p0, p1), None, ys, vcs, od, every) if lane else None
     return None
@@ -313,7 +313,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     else:
         node.edges, node.avals, node.consts = (e, None), (va, None), [_ABSENT, s]
         reads = prim.reads[0]
-    out._rg, out._node, out._out_nr = True, node, 0
+    out._requires_grad, out._node, out._out_nr = True, node, 0
     lane = prim.transposed is not None and not t._level  # (see _unary)
     p0 = p1 = ys = None  # (the arrays the formulas read: the lane's, None where unread)
     for r in reads:
@@ -328,9 +328,9 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     if p0 is not None or p1 is not None:
         if t._meta is not None:  # (an inference tensor cannot be saved)
             _savable(t)
-        vc = t._vc
+        vc = t._version_cell
         if vc is None:
-            vc = t._vc = [0]
+            vc = t._version_cell = [0]
         if vc[0]:  # (changed in place before: saved with its version, no lane)
             lane = False
         vcs = (vc,)
@@ -338,7 +338,7 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
         node.saved = _saved_as(lane, None if p0 is None else t, None if p1 is None else t,
                                ys, out)
         if lane and ys is not None:  # (the output's counter last: see Node.saved)
-            vcs += (out._vc,)
+            vcs += (out._version_cell,)
     else:
         node.saved = _NOTHING
     if not lane:
@@ -363,13 +363,13 @@ def _saved_as(lane: bool, t0: Any, t1: Any, ys: Any, out: Tensor) -> Any:
     tuple (the output's version counter made); else the dict, an input changed in place
     before as a SavedValue."""
     if lane:
-        if ys is not None and out._vc is None:
-            out._vc = [0]
+        if ys is not None and out._version_cell is None:
+            out._version_cell = [0]
         return (t0, t1)
     saved: dict[Any, Any] = {}
     for k, t in ((0, t0), (1, t1)):
         if t is not None:
-            saved[k] = SavedValue(t) if t._vc[0] else t
+            saved[k] = SavedValue(t) if t._version_cell[0] else t
     if ys is not None:
         saved["out"] = [_save_output(out, 0, True)]
     return saved

@@ -99,7 +99,7 @@ class Negated:
             return p
         d = _make(p)
         if kind:
-            d._level, d._p, d._t = kind, None, _neg(t, inplace)
+            d._level, d._stored_primal, d._stored_tangent = kind, None, _neg(t, inplace)
         return d
 
 
@@ -132,12 +132,13 @@ def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
     flat dual (kind = its level); None for any other."""
     if c.__class__ is _ndarray:
         return c, None, -1
-    if c.__class__ is not Tensor or c._rg or c._nb or c._data.__class__ is not _ndarray:
+    if c.__class__ is not Tensor or c._requires_grad or c._batch_ndim or \
+            c._data.__class__ is not _ndarray:
         return None
     if not c._level:
         return c._data, None, 0
-    if c._level < D.LIN and c._p is None and c._t.__class__ is _ndarray:
-        return c._data, c._t, c._level
+    if c._level < D.LIN and c._stored_primal is None and c._stored_tangent.__class__ is _ndarray:
+        return c._data, c._stored_tangent, c._level
     return None
 
 
@@ -231,7 +232,7 @@ def _times(ct: Tensor, k: Any) -> Any:
 def _unflat(t: Any) -> bool:
     """A dual the hot path declines: a batched (or nested) tangent, or a kept primal."""
     return t.__class__ is Tensor and 0 < t._level < D.LIN and (
-        t._p is not None or t._t.__class__ is not np.ndarray)
+        t._stored_primal is not None or t._stored_tangent.__class__ is not np.ndarray)
 
 
 _MUL = E.PRIMS["multiply"]
@@ -316,9 +317,9 @@ def _arrays_of(ts: Any) -> list[Any]:
         t = stack.pop()
         if t.__class__ is Tensor:
             if t._level and t._level < D.LIN:
-                if t._p is not None:
-                    stack.append(t._p)
-                stack.append(t._t)
+                if t._stored_primal is not None:
+                    stack.append(t._stored_primal)
+                stack.append(t._stored_tangent)
             t = t._data  # (a stand-in's is no array)
         if t.__class__ is np.ndarray:
             seen.append(t)
@@ -481,8 +482,8 @@ def plain_arrays(node: Node) -> tuple[list[Any], Any] | None:
     y = None
     for k, sv in saved.items() if saved else ():  # (an empty dict's items cost more)
         if sv.__class__ is Tensor:  # an input saved bare, at version 0 (the common case)
-            vc = sv._vc
-            if sv._level or sv._nb or (vc is not None and vc[0]):
+            vc = sv._version_cell
+            if sv._level or sv._batch_ndim or (vc is not None and vc[0]):
                 return None
             arrays[k] = sv._data
         elif k == "out":
@@ -494,7 +495,7 @@ def plain_arrays(node: Node) -> tuple[list[Any], Any] | None:
                 return None
         else:
             v = sv.packed
-            if sv.unpack is not None or v._level or v._nb or sv.vc[0] != sv.version:
+            if sv.unpack is not None or v._level or v._batch_ndim or sv.vc[0] != sv.version:
                 return None
             arrays[k] = v._data
     return arrays, y

@@ -304,11 +304,11 @@ def _graph_tensors(t: Tensor) -> list[Tensor]:
         out.append(u)
         lv = u._level
         if lv and lv < _dispatch.LIN:
-            tt = u._t
+            tt = u._stored_tangent
             if lv in _dispatch.live and tt.__class__ is t.__class__:  # (a flat one's: an array)
                 stack.append(tt)
-            if u._p is not None:
-                stack.append(u._p)
+            if u._stored_primal is not None:
+                stack.append(u._stored_primal)
     return out
 
 
@@ -333,7 +333,7 @@ def outer_reverse(values: Sequence[Any], own: Sequence[Tensor], enabled: bool) -
         if not is_tensor(v):
             continue
         for t in _graph_tensors(v):
-            if not t._rg:
+            if not t._requires_grad:
                 continue
             if t._node is None:  # a leaf itself
                 if id(_dispatch.innermost(t)) not in mine:
@@ -348,7 +348,7 @@ def outer_reverse(values: Sequence[Any], own: Sequence[Tensor], enabled: bool) -
         lf = n.leaf
         if lf is not None:  # every path from n ends at this one leaf (or n is it)
             v = lf.variable
-            if v._rg and id(v) not in mine:  # (a retired leaf no longer requires grad)
+            if v._requires_grad and id(v) not in mine:  # (a retired leaf no longer requires grad)
                 return True
             continue
         for e in n.edges:
@@ -386,16 +386,16 @@ def _without_history(t: Tensor) -> Tensor:
     lv = t._level
     if not lv or lv >= _dispatch.LIN:
         d = t.detach()
-        d._nb = t._nb  # (a batched tangent keeps its batch axes)
+        d._batch_ndim = t._batch_ndim  # (a batched tangent keeps its batch axes)
         return d
-    if t._p is None:  # flat: a plain primal in _data (and maybe a bare tangent array)
+    if t._stored_primal is None:  # flat: a plain primal in _data (and maybe a bare tangent array)
         p = creation.as_tensor(t._data)
-        p._nb, p._vc = t._nb, t._version_counter()
+        p._batch_ndim, p._version_cell = t._batch_ndim, t._version_counter()
     else:
-        p = _without_history(t._p)
+        p = _without_history(t._stored_primal)
     if lv not in _dispatch.live:
         return p
-    tt = t._t
+    tt = t._stored_tangent
     tt = _without_history(tt) if tt.__class__ is t.__class__ else creation.as_tensor(tt)
     return _dispatch.dual(lv, p, tt)
 

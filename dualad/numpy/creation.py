@@ -70,7 +70,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     >>> dualad.tensor([1.0, 2.0], requires_grad=True)
     tensor([1., 2.], requires_grad=True)
     """
-    if isinstance(data, Tensor) and (data._rg or data._level):
+    if isinstance(data, Tensor) and (data._requires_grad or data._level):
         _warn_dropped(data, "dualad.tensor(t)", "Use t.copy() to copy it with its "
                       "derivative, or t.detach().copy() for the constant copy.")
     elif isinstance(data, (list, tuple)) and _holds_tensor(data):

@@ -82,17 +82,18 @@ def view_of(r: Any, a: Any) -> Any:
     and torch, not on ``a``."""
     if r is not a or a.__class__ is not Tensor:
         return r
-    if not a._rg and not a._level and not a._nb:  # (nothing to record or carry: the alias)
+    # (nothing to record or carry: the alias)
+    if not a._requires_grad and not a._level and not a._batch_ndim:
         v = _make(a._data)
-        v._vc = a._version_counter()
+        v._version_cell = a._version_counter()
         D.register_view(L.reshape, a, v, {"shape": a.shape})
         return v
     v = apply(L.reshape, a, shape=a.shape)
     # the same arrays, as objects: what is known of an array by its identity (a seed
     # identity, a known diagonal: see linear.identity_seed) stays known through the view
     v._data = a._data
-    if v._level and v._p is None and a._level == v._level and a._p is None:
-        v._t = a._t
+    if v._level and v._stored_primal is None and a._level == v._level and a._stored_primal is None:
+        v._stored_tangent = a._stored_tangent
     return v
 
 

@@ -328,7 +328,7 @@ def roots(p: Any) -> Any:
         return _make(np.array([]))
     want = np.roots(_B.to_host(p._data))  # NumPy's values and order (CuPy's roots takes
     # Hermitian companion matrices only)
-    if nz[0] and (p._rg or p._level):
+    if nz[0] and (p._requires_grad or p._level):
         raise NotImplementedError(
             "dualad.numpy.roots: a leading zero coefficient would need the roots that come "
             "from infinity under a perturbation; strip it before differentiating")

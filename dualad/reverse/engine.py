@@ -90,7 +90,7 @@ def _root_cts(outputs: tuple[Tensor, ...], grads: Any, batched: bool) -> list[Te
             if o is None:
                 raise RuntimeError(f"output {i} is a GradientEdge of an output without a value")
             o = D.innermost(o).detach().requires_grad_()  # (only its shape and dtype are read)
-        if not isinstance(o, Tensor) or not o._rg:
+        if not isinstance(o, Tensor) or not o._requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
                 + _why_no_grad(o))
@@ -169,7 +169,7 @@ def _check_input(t: Any, k: int) -> None:
     if not isinstance(t, Tensor):
         raise TypeError(f"inputs[{k}] is a {type(t).__name__}; differentiate with respect to "
                         "Tensors (or GradientEdges from dualad.graph.get_gradient_edge)")
-    if not t._rg:
+    if not t._requires_grad:
         raise RuntimeError(
             f"One of the differentiated Tensors does not require grad: inputs[{k}] (shape "
             f"{t.shape}) has requires_grad=False. Make it require grad before computing the "
@@ -506,7 +506,7 @@ def _accumulate(leaf: Tensor, g: Tensor, create_graph: bool, hooks: bool = True)
         r = fn(g)
         if r is not None:
             g = r
-    if g._nb:
+    if g._batch_ndim:
         raise RuntimeError("backward with batched gradients; use dualad.grad(is_grads_batched=True)")
     if m.grad is None:
         a = leaf._data

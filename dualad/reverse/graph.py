@@ -99,7 +99,7 @@ class SavedValue:
                 self.vc = [self.version]  # a change of the copy)
             # what unpack gives is a new Tensor: it takes the input's place in the graph, so
             # that a graph recorded from it (create_graph) reaches the input
-            self.edge = edge_of(t) if not is_output and t._rg else None
+            self.edge = edge_of(t) if not is_output and t._requires_grad else None
         else:
             self.packed, self.unpack = v, None
 
@@ -110,7 +110,7 @@ class SavedValue:
             v = self.packed
             if v.__class__ is not Tensor:  # a plain output saved as its bare array
                 v = _make(v if v.__class__ is _ndarray else _as_array(v))
-                v._vc = self.vc
+                v._version_cell = self.vc
         else:
             v = self.unpack(self.packed)
             if not isinstance(v, Tensor):
@@ -128,7 +128,7 @@ def copy_saved(t: Tensor) -> Tensor:
     if t._level and t._level < D.LIN:
         return D.dual(t._level, copy_saved(t._primal), copy_saved(t._tangent))
     u = _make(t._data.copy())
-    u._nb = t._nb
+    u._batch_ndim = t._batch_ndim
     return u
 
 
@@ -136,8 +136,8 @@ def _saved(s: Any, node: Node, what: str) -> Tensor:
     """The value of a saved input: a SavedValue, or a Tensor saved bare at version 0."""
     if s.__class__ is not Tensor:
         return s.get(node, what)
-    if s._vc is not None and s._vc[0] != 0:
-        raise _modified(node, what, s._vc[0], 0)
+    if s._version_cell is not None and s._version_cell[0] != 0:
+        raise _modified(node, what, s._version_cell[0], 0)
     return s
 
 
@@ -153,11 +153,11 @@ def _modified(node: Node, what: str, now: int, then: int) -> RuntimeError:
 def _save_output(o: Tensor, nr: int, plain: bool) -> SavedValue:
     """SavedValue(o, True, nr); with no saved-tensor hooks, a plain output keeps its bare
     array (no Tensor, so no cycle)."""
-    if not plain or o._level or o._nb:
+    if not plain or o._level or o._batch_ndim:
         return SavedValue(o, True, nr)
-    vc = o._vc
+    vc = o._version_cell
     if vc is None:
-        vc = o._vc = [0]
+        vc = o._version_cell = [0]
     return _bare_output(o._data, vc, vc[0], nr)
 
 
@@ -174,19 +174,19 @@ _new = object.__new__
 def _alias(t: Tensor) -> Tensor:
     """``t`` with the innermost grad_fn dropped (tangents kept), sharing data."""
     if t._level and t._level < D.LIN:
-        if t._p is None and t._t.__class__ is _ndarray:
+        if t._stored_primal is None and t._stored_tangent.__class__ is _ndarray:
             # a flat dual's alias is flat too: asking ``t`` for its primal or tangent Tensor
             # would make them, and ``t`` would stop being flat (the hot path declines it)
             u = _make(t._data)
             u._level = t._level
-            u._p = None
-            u._t = t._t
-            u._vc = t._vc
+            u._stored_primal = None
+            u._stored_tangent = t._stored_tangent
+            u._version_cell = t._version_cell
             return u
         return D.dual(t._level, _alias(t._primal), t._tangent)
     u = _make(t._data)
-    u._nb = t._nb
-    u._vc = t._vc
+    u._batch_ndim = t._batch_ndim
+    u._version_cell = t._version_cell
     return u
 
 
@@ -198,8 +198,8 @@ def _as_input(t: Tensor, node: Any, nr: int) -> Tensor:
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _as_input(t._primal, node, nr), t._tangent)
     u = _make(t._data)
-    u._nb, u._vc = t._nb, t._vc
-    u._rg, u._meta = True, node.variable._meta_()
+    u._batch_ndim, u._version_cell = t._batch_ndim, t._version_cell
+    u._requires_grad, u._meta = True, node.variable._meta_()
     return u
 
 
@@ -207,8 +207,8 @@ def _reattach(t: Tensor, node: Node, nr: int) -> Tensor:
     if t._level and t._level < D.LIN:
         return D.dual(t._level, _reattach(t._primal, node, nr), t._tangent)
     u = _make(t._data)
-    u._nb, u._vc = t._nb, t._vc
-    u._rg, u._node, u._out_nr = True, node, nr
+    u._batch_ndim, u._version_cell = t._batch_ndim, t._version_cell
+    u._requires_grad, u._node, u._out_nr = True, node, nr
     return u
 
 
@@ -459,7 +459,7 @@ class SavedTensor:
             sv.vc, sv.version, sv.nr = old.vc, old.version, old.nr
         else:  # an input kept bare, at version 0
             sv.vc, sv.version, sv.nr = t._version_counter(), 0, -1
-        sv.edge = None if out or not t._rg else edge_of(t)
+        sv.edge = None if out or not t._requires_grad else edge_of(t)
         sv.packed = pack_hook(_alias(t) if out else t)
         sv.unpack = unpack_hook
         table[k] = sv
@@ -563,13 +563,13 @@ def _sum_batch_axes(node: Node, cts: list[Any], res: list[Any]) -> list[Any]:
     from ..forward_ad import _with_nb
     from ..rules import vocabulary as F
 
-    extra = next(c for c in cts if c is not None)._nb - node.nbs[0]  # the cotangents' own
+    extra = next(c for c in cts if c is not None)._batch_ndim - node.nbs[0]  # the cotangents' own
     for i, r in enumerate(res):
         if r is None:
             continue
         want = extra + node.nbs[i + 1]
-        if r._nb > want:
-            k = r._nb - want
+        if r._batch_ndim > want:
+            k = r._batch_ndim - want
             full = _with_nb(r, 0)
             res[i] = _with_nb(F.sum(full, axis=tuple(range(extra, extra + k))), want)
     return res
@@ -664,10 +664,10 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     for a in args:
         if a.__class__ is Tensor:
             d = a._data
-            avals.append((d.shape if not a._nb else a.shape, d.dtype))
-            if a._rg:
+            avals.append((d.shape if not a._batch_ndim else a.shape, d.dtype))
+            if a._requires_grad:
                 # (a flat dual holds its primal's graph fields: see _set_node)
-                inner = a if not a._level or a._p is None and a._level < D.LIN else \
+                inner = a if not a._level or a._stored_primal is None and a._level < D.LIN else \
                     D.innermost(a)
                 node_in = inner._node  # (an inference tensor may be an input: it is
                 # refused where it is saved, below, as torch refuses it)
@@ -700,13 +700,13 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
     node.consts = consts if consts is not None else _ABSENTS[i] if i < 8 else _all_absent(i)
     if prim.multi:
         node.out_avals = [(o.shape, o._data.dtype) for o in out]
-        nb = out[0]._nb
+        nb = out[0]._batch_ndim
     else:
         d = out._data
-        nb = out._nb
+        nb = out._batch_ndim
         node.out_avals = ((d.shape if not nb else out.shape, d.dtype),)
     if nb:
-        node.nbs = [nb] + [a._nb if a.__class__ is Tensor else 0 for a in args]
+        node.nbs = [nb] + [a._batch_ndim if a.__class__ is Tensor else 0 for a in args]
     if want:
         saved = _save_reads(prim, want, args, out, avals, i)
         if saved:  # (else only scalars were read: nothing to release, as for add)
@@ -719,7 +719,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
         for k, o in enumerate(out):
             _set_node(o, node, k)
     elif not out._level:
-        out._rg, out._node, out._out_nr = True, node, 0
+        out._requires_grad, out._node, out._out_nr = True, node, 0
     else:
         _set_node(out, node, 0)
 
@@ -795,10 +795,10 @@ def _set_node(t: Tensor, node: Any, k: int) -> None:
     dual (no primal Tensor yet) keeps it alone: the primal Tensor made from it when asked
     for (``Tensor._primal``) takes it then, so recording keeps a flat dual flat."""
     while True:
-        t._rg, t._node, t._out_nr = True, node, k
+        t._requires_grad, t._node, t._out_nr = True, node, k
         if not t._level or t._level >= D.LIN:
             return
-        p = t._p
+        p = t._stored_primal
         if p is None:
             return
         t = p

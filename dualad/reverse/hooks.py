@@ -87,7 +87,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
     >>> dualad.grad((y ** 2).sum(), edge)
     (tensor([4., 8.]),)
     """
-    if not isinstance(tensor, Tensor) or not tensor._rg:
+    if not isinstance(tensor, Tensor) or not tensor._requires_grad:
         raise RuntimeError(
             "It is not possible to get the gradient edge for a Tensor that does not require "
             "gradients; call .requires_grad_() on it (a leaf) or compute it from one that does"
@@ -223,7 +223,7 @@ def register_multi_grad_hook(tensors: Iterable[Tensor], fn: Callable[..., Any], 
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)
     for t in tensors:
-        if not isinstance(t, Tensor) or not t._rg:
+        if not isinstance(t, Tensor) or not t._requires_grad:
             raise RuntimeError("register_multi_grad_hook: every tensor must require grad "
                                "(call .requires_grad_() on the leaves first)")
     edges = [edge_of(D.innermost(t)) for t in tensors]

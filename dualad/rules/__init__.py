@@ -92,7 +92,8 @@ def _pow(self: Tensor, other: Any) -> Any:
 @tensor_method("__imatmul__")
 def _imatmul(self: Tensor, other: Any) -> Tensor:
     # the product reads the old value of self, which the write replaces: give it a copy
-    I.setitem(self, Ellipsis, F.matmul(self.copy() if self._rg or self._level else self, other))
+    I.setitem(self, Ellipsis,
+              F.matmul(self.copy() if self._requires_grad or self._level else self, other))
     return self
 
 

@@ -499,16 +499,17 @@ _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
 def _flat(L: int, y: Any, tt: Any) -> Tensor:
-    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as ``_t``."""
+    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as
+    ``_stored_tangent``."""
     d = _new(Tensor)  # one object per op: this is the forward hot path
     d._data = y  # (one store a line: a tuple assignment of four targets builds a tuple)
     d._level = L
-    d._p = None
-    d._t = tt
-    d._nb = 0
-    d._rg = False
+    d._stored_primal = None
+    d._stored_tangent = tt
+    d._batch_ndim = 0
+    d._requires_grad = False
     d._node = None
-    d._vc = None
+    d._version_cell = None
     d._meta = None
     return d
 

@@ -45,7 +45,7 @@ _LIN = D.LIN
 def _tracked(t: Any) -> bool:
     # (a symbolic tangent, LIN, is tracked too: a custom rule may write one into a
     # constant, grad_input[idx] = g, which records a linear setitem)
-    return t.__class__ is Tensor and (t._rg or t._level)
+    return t.__class__ is Tensor and (t._requires_grad or t._level)
 
 
 def setitem(self: Tensor, key: Any, value: Any) -> None:
@@ -92,13 +92,13 @@ def check(t: Tensor, base: Tensor | None) -> None:
     if not gm.state.grad:
         return
     if base is None:
-        if t._rg and t._node is None:
+        if t._requires_grad and t._node is None:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation; "
                 "modify it under `with dualad.no_grad():` or work on a copy"
             )
         return
-    if base._rg and base._node is None:
+    if base._requires_grad and base._node is None:
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place "
             "operation: writing into it would change the leaf. Modify it under "
@@ -174,50 +174,51 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
     """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
     tangents at every level, and its history if ``history`` (else keeps its own)."""
     L = t._level if t._level < _LIN else 0
-    if L and t._p is not None and (new._level == L or L not in D.live):
+    if L and t._stored_primal is not None and (new._level == L or L not in D.live):
         # t's primal is an object of its own (make_dual's tensor, say): it takes the new
         # primal in place, so that whoever holds it sees the write too (through its base
         # if it is a view); the tangent is replaced, not written into (tangent arrays are
         # shared between results: writing into one could change another)
-        p = t._p
+        p = t._stored_primal
         newp = new._primal if new._level == L else new  # (a level that exited: t is p)
         if p._meta is not None and p._meta.base is not None:
             commit(p, newp)
         else:
             _take(p, newp, history)
         if new._level == L:
-            t._t = new._t
-        t._rg, t._node = p._rg, p._node
+            t._stored_tangent = new._stored_tangent
+        t._requires_grad, t._node = p._requires_grad, p._node
         if p._node is not None:
             t._out_nr = p._out_nr
         return
     old = D.innermost(t)
-    rg, node, nr = (new._rg, new._node, getattr(new, "_out_nr", 0)) if history else \
-        (old._rg, old._node, getattr(old, "_out_nr", 0))
-    if history and new._level and new._level < _LIN and new._p is not None:
+    rg, node, nr = (new._requires_grad, new._node, getattr(new, "_out_nr", 0)) if history else \
+        (old._requires_grad, old._node, getattr(old, "_out_nr", 0))
+    if history and new._level and new._level < _LIN and new._stored_primal is not None:
         inner = D.innermost(new)  # (a dual's graph fields are its innermost primal's)
-        rg, node, nr = inner._rg, inner._node, getattr(inner, "_out_nr", 0)
+        rg, node, nr = inner._requires_grad, inner._node, getattr(inner, "_out_nr", 0)
     retained = old._meta is not None and old._meta.retains_grad
     old_node, old_nr = old._node, getattr(old, "_out_nr", 0)
-    vc = t._vc
+    vc = t._version_cell
     if new._level and new._level < _LIN:
-        t._level, t._p, t._t = new._level, new._p, new._t
-        p = new._p
+        t._level, t._stored_primal = new._level, new._stored_primal
+        t._stored_tangent = new._stored_tangent
+        p = new._stored_primal
         while p is not None:  # the primals below: this memory, this counter
-            p._data, p._vc = t._data, vc
-            p = p._p if p._level and p._level < _LIN else None
+            p._data, p._version_cell = t._data, vc
+            p = p._stored_primal if p._level and p._level < _LIN else None
     else:
         t._level = 0
     # the graph fields, on t and every primal below it (as graph._set_node)
     u = t
     while True:
-        u._rg = rg
+        u._requires_grad = rg
         u._node = node
         if node is not None:
             u._out_nr = nr
-        if not u._level or u._level >= _LIN or u._p is None:
+        if not u._level or u._level >= _LIN or u._stored_primal is None:
             break
-        u = u._p
+        u = u._stored_primal
     if retained and node is not None and node is not old_node:
         # retain_grad: .grad is the gradient of the value after the write (torch)
         inner = D.innermost(t)
@@ -300,17 +301,17 @@ def scalar(t: Tensor) -> bool:
     The dual of such a tensor (``make_dual``) is what it is. Checked here only, so that
     no operation pays for marking its result.
     """
-    if t._data.ndim != t._nb:
+    if t._data.ndim != t._batch_ndim:
         return False
     u = t
     while True:
         m = u._meta
         if m is not None and (m.array or m.base is not None or m.retains_grad) or \
-                (u._rg and u._node is None):
+                (u._requires_grad and u._node is None):
             return False
-        if not u._level or u._level >= _LIN or u._p is None:
+        if not u._level or u._level >= _LIN or u._stored_primal is None:
             return True
-        u = u._p
+        u = u._stored_primal
 
 
 def inplace(prim: Any) -> Any:
@@ -318,7 +319,7 @@ def inplace(prim: Any) -> Any:
     that stands for a NumPy scalar (see :func:`scalar`), ``x op y`` rebound."""
 
     def op(self: Tensor, other: Any) -> Tensor:
-        if self._data.ndim == self._nb and scalar(self):
+        if self._data.ndim == self._batch_ndim and scalar(self):
             return apply(prim, self, other)
         return into(self, prim, (self, other))
 
@@ -333,7 +334,7 @@ def bitwise_inplace(prim: Any, refused: Any) -> Any:
     writes into arrays are not supported)."""
 
     def op(self: Tensor, other: Any) -> Any:
-        if self._data.dtype.kind in "biu" and self._data.ndim == self._nb and scalar(self):
+        if self._data.dtype.kind in "biu" and self._data.ndim == self._batch_ndim and scalar(self):
             return apply(prim, self, other)
         return refused(self, other)
 

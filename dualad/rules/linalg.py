@@ -648,7 +648,7 @@ def _square(a: Tensor) -> None:
 
 
 def _carries_derivative(a: Tensor) -> bool:
-    return bool(a._rg or a._level)
+    return bool(a._requires_grad or a._level)
 
 
 def inv(a: Any) -> Any:

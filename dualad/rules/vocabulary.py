@@ -92,7 +92,7 @@ def _on_one_device(parts: list[Tensor]) -> list[Tensor]:
     if ref is None:
         return parts
     return [_make(_to_kind(p._data, ref)) if p._data.__class__ is np.ndarray
-            and p._level == 0 and not p._rg else p for p in parts]
+            and p._level == 0 and not p._requires_grad else p for p in parts]
 
 
 D.install_sequences(_holds_tensor, _seq)  # (apply's sequence arguments holding Tensors)
@@ -186,11 +186,11 @@ def _like(fn: Any, example: str) -> Any:
         d = a._data if isinstance(a, Tensor) else a
         if isinstance(a, Tensor) and a._level >= D.LIN:  # a symbolic tangent: its shape and
             d = np.broadcast_to(np.zeros((), d.dtype), d.shape)  # dtype, with no values
-        if isinstance(a, Tensor) and a._nb:
+        if isinstance(a, Tensor) and a._batch_ndim:
             d = np.broadcast_to(d, d.shape)  # keep the batch axes
         t = _made(_make(fn(d, *args, **kw)))
-        if isinstance(a, Tensor) and a._nb:
-            t._nb = a._nb
+        if isinstance(a, Tensor) and a._batch_ndim:
+            t._batch_ndim = a._batch_ndim
         return t.requires_grad_(True) if requires_grad else t
 
     f.__name__ = fn.__name__

@@ -29,7 +29,7 @@ class Tagged(levels.Interpreter):
 
     def process(self, prim, args, params):
         self.seen.append(prim.name)
-        inner = [a._p if a.__class__ is da.Tensor and a._level == self.level else a
+        inner = [a._stored_primal if a.__class__ is da.Tensor and a._level == self.level else a
                  for a in args]
         out = D.apply(prim, *inner, **params)
         return D.dual(self.level, out, out)  # (the pair's second half: unused by the toy)
@@ -74,7 +74,7 @@ def test_a_new_interpreter_plugs_in_and_receives_the_calls_of_its_level():
         y = dnp.sum(dnp.exp(x) * 2.0, axis=0)
         assert y._level == toy.level
     assert toy.seen == ["exp", "multiply", "sum"]
-    np.testing.assert_allclose(y._p.numpy(), np.sum(np.exp([0.5, 1.0]) * 2.0))
+    np.testing.assert_allclose(y._stored_primal.numpy(), np.sum(np.exp([0.5, 1.0]) * 2.0))
     assert toy.level not in levels.interpreters  # (its level gone with it)
 
 
@@ -96,7 +96,7 @@ def test_apply_picks_the_innermost_level_among_mixed_arguments():
         x = da.make_dual(da.tensor(0.5), da.tensor(1.0), level=outer)
         y = D.apply(PRIMS["multiply"], x, tag(da.tensor(3.0), toy))
         assert toy.seen == ["multiply"] and y._level == toy.level
-        p, t = da.unpack_dual(y._p, level=outer)  # the toy handed the dual on to its level
+        p, t = da.unpack_dual(y._stored_primal, level=outer)  # the toy handed the dual on to its level
         assert (p.item(), t.item()) == (1.5, 3.0)
 
 
@@ -107,7 +107,7 @@ def test_a_dual_level_inside_a_new_one_reaches_it_through_the_primal():
         assert y._level == inner and "sin" in toy.seen  # the primal's sin at the toy level
         t = y._tangent
         assert t._level == toy.level
-        np.testing.assert_allclose(t._p.numpy(), np.cos(0.5))
+        np.testing.assert_allclose(t._stored_primal.numpy(), np.cos(0.5))
 
 
 def test_a_dual_of_an_exited_level_is_its_primal():

@@ -82,11 +82,12 @@ def test_flat_duals_from_the_fast_path_behave_as_full_ones():
     x = np.array([0.3, -1.2, 2.0])
     with da.dual_level():
         y = dnp.sin(da.make_dual(da.tensor(x), da.tensor(np.ones(3)))) * 2.0
-        assert y._p is None and y._t.__class__ is np.ndarray  # flat
+        assert y._stored_primal is None and y._stored_tangent.__class__ is np.ndarray  # flat
         p1, t1 = da.unpack_dual(y)
         p2, t2 = da.unpack_dual(y)
         assert t1 is t2  # (the primal: a new view each time, as torch's)
-        assert p1 is not p2 and p1._data is p2._data and p1._vc is p2._vc is y._vc
+        assert p1 is not p2 and p1._data is p2._data
+        assert p1._version_cell is p2._version_cell is y._version_cell
         tz = da.unpack_dual(y @ np.array([1.0, 2.0, 3.0])).tangent  # a rule that reads the parts
         y[1] = 0.0  # in place on a flat dual
         p3, t3 = da.unpack_dual(y)

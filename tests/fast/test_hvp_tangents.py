@@ -210,7 +210,7 @@ def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, mon
                 else:
                     out = D.apply(prim, *args)
             m.undo()  # (the backward pass below calls formula primitives)
-            arrays = [out._data, out._t] if out._level else [out._data]
+            arrays = [out._data, out._stored_tangent] if out._level else [out._data]
             if not out.requires_grad:
                 return arrays, None
             (g,) = da.grad(da.unpack_dual(out).primal.sum(), leaf)
@@ -239,7 +239,7 @@ def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
         with untracked_tangents():
             x = da.make_dual(da.tensor(np.ones(3), requires_grad=True), da.tensor(np.ones(3)))
             a = x[1:]  # (flat, requires grad)
-            assert a.requires_grad and a._p is None
+            assert a.requires_grad and a._stored_primal is None
             assert sin.hot(sin, (a,)) is not None and mul.hot(mul, (2.0, a)) is not None
         assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None
         assert mul.hot(mul, (2.0, a)) is None
@@ -338,9 +338,9 @@ def test_a_flat_dual_whose_output_is_saved_stays_flat(name):
         d = da.make_dual(da.tensor(x, requires_grad=True), da.tensor(v))
         with untracked_tangents():
             y = prim(d * 1.0)
-            assert y._p is None and y._t.__class__ is np.ndarray
+            assert y._stored_primal is None and y._stored_tangent.__class__ is np.ndarray
             z = y * 2.0
-            assert z._p is None and z.grad_fn.name() == "MultiplyBackward0"
+            assert z._stored_primal is None and z.grad_fn.name() == "MultiplyBackward0"
             with da.no_grad():
                 y[0] = 1.0  # (after exp saved it)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):

@@ -167,7 +167,7 @@ def test_matmul_of_a_dual_and_a_constant_is_the_general_rule(xs, cs, left, tange
             if tangent == "diagonal":  # a seed times a vector: a known diagonal
                 d = d * k
             y = c @ d if not left else d @ c
-            flat = y._p is None
+            flat = y._stored_primal is None
             return _parts(y), flat
 
     (gp, gt), flat = run()

@@ -731,7 +731,7 @@ def test_recording_keeps_a_flat_dual_flat_and_its_primal_takes_the_node():
             xd = da.make_dual(x, da.tensor([1.0, 2.0]))
             y = dnp.sin(xd) * 2.0
             node = y._node
-            assert node is not None and y._p is None  # (recorded, still flat)
+            assert node is not None and y._stored_primal is None  # (recorded, still flat)
             z = dnp.exp(y) if not first else None
             p, t = da.unpack_dual(y)
             assert p.grad_fn is node and y.grad_fn is node and p.requires_grad

@@ -325,7 +325,7 @@ def test_unpack_dual_gives_a_new_view_of_the_primal_each_time():
         d = da.make_dual(da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0]))
         p1, p2 = da.unpack_dual(d).primal, da.unpack_dual(d).primal
         assert p1 is not p2 and np.shares_memory(p1.numpy(), p2.numpy())
-        assert p1._vc is d._vc
+        assert p1._version_cell is d._version_cell
         p1 *= 2.0  # the value changes; the tangent of d stays (the primal carries none)
         np.testing.assert_array_equal(d.detach().numpy(), [2.0, 4.0])
         np.testing.assert_array_equal(da.unpack_dual(d).tangent.numpy(), [1.0, 1.0])
@@ -868,7 +868,7 @@ def test_a_write_into_the_real_or_imaginary_part_rebases_the_complex_tensor():
     np.testing.assert_allclose(_jvp(inplace, z0, t0), _jvp(twin, z0, t0), rtol=1e-12)
     h = da.tensor(z0)
     r = h.real
-    assert r._vc is h._vc
+    assert r._version_cell is h._version_cell
     r[1] = 0.0
     np.testing.assert_array_equal(h.numpy(), [1.0 + 2.0j, -1.0j])
     assert h._version == 1
