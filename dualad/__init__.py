@@ -81,9 +81,6 @@ __all__ = [
 ]
 __all__ += ["compute"]  # (Dask-backed tensors, dualad/_dask.py)
 
-# The fast layer (dualad/fast/, docs/fast.md): the one place that imports it. Without it
-# the library runs on the general path alone.
-if _fastpaths.PRESENT:
-    from . import fast as _fast
-
-    _fast.install()
+# The fast layer (dualad/fast/, docs/fast.md), through its one door. Without it the library
+# runs on the general path alone.
+_fastpaths.install()

@@ -1,9 +1,10 @@
-"""Which fast-path families run, for the fast paths that still live in the core.
+"""The fast layer's one door: whether it is here, which of its families run, installing it.
 
-The switch itself (``DUALAD_GENERAL_PATH``) belongs to the fast layer
-(``dualad/fast/switch.py``). Fast paths outside that layer — the engine's loops, the lanes,
-the seeds, untracked tangents — read it here until they move into it; without the fast
-layer every family is off, so the library runs on the general path alone.
+The fast layer (``dualad/fast/``, docs/fast.md) is a second implementation of rules, for
+speed. This is the only module outside it that imports it: ``dualad/__init__.py`` calls
+``install()`` once, and what else asks about it (``dualad.codegen``, the tests) asks
+``on(family)`` here. Without the folder every family is off and the library runs on the
+general path alone.
 """
 
 from __future__ import annotations
@@ -26,4 +27,15 @@ else:  # (the fast layer deleted)
         return False
 
 
-__all__ = ["FAMILIES", "OFF", "PRESENT", "on"]
+
+
+def install() -> None:
+    """Fill the core's slots with the fast layer's functions (``fast.install``), if the
+    layer is here; else nothing: the general path alone."""
+    if PRESENT:
+        from .fast import install as install_fast
+
+        install_fast()
+
+
+__all__ = ["FAMILIES", "OFF", "PRESENT", "install", "on"]

@@ -6,13 +6,9 @@ frame, forward JVPs on arrays that make *flat* duals, array transposes and the e
 steps. Deleting this folder leaves a library that imports and passes the whole test
 suite, on the general path alone.
 
-Nothing outside this package imports it but the one line that installs it, at the end of
-``dualad/__init__.py``::
-
-    if _fastpaths.PRESENT:  # (its folder is there; else: the general path alone)
-        from . import fast as _fast
-
-        _fast.install()
+Nothing outside this package imports it but ``dualad/_fastpaths.py``, its one door:
+``dualad/__init__.py`` calls ``_fastpaths.install()``, which calls ``install`` here if the
+folder is there (else the library runs on the general path alone).
 
 The modules
 -----------
