@@ -7,7 +7,7 @@ a node whose backward gives NaN raises naming it, as does a forward-mode JVP
 that gives a NaN tangent from finite inputs.
 
 Nothing of this costs while no thread has it on: the first thread to turn it
-on registers an observer of the primitives with the core (``core.observe``:
+on registers an observer of the primitives with the core (``dualad.observe``:
 nodes recorded with their tracebacks, each dual evaluation checked, the forward
 fast paths standing aside) and the last to turn it off unregisters it; the
 engine picks its checking loop once per backward pass.
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from . import observe as O
 from .core import grad_mode as gm
-from .core import observe as O
 from .core.tensor import Tensor
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",

@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from .core import observe as O
+from . import observe as O
 
 __all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList",
            "FunctionEvent", "FunctionEventAvg"]

@@ -53,7 +53,7 @@ class Recorder:
         computed, before the JVP rule reads it).
     record_traced(prim, args, out, params)
         ``record``, and the node keeps the traceback of the forward call; used in its
-        place while an observer asks for it (anomaly mode: ``core.observe``).
+        place while an observer asks for it (anomaly mode: ``dualad.observe``).
     edge_of(t)
         The (node, output index) the gradient of ``t`` flows into (a leaf's
         accumulator, made on first use).
@@ -91,7 +91,7 @@ def install_recorder(rec: Recorder) -> None:
 
 
 def watch(checks: list[Callable[..., Any]], traced: bool) -> None:
-    """Put the evaluation in the state the observers ask for (``core.observe``): each of
+    """Put the evaluation in the state the observers ask for (``dualad.observe``): each of
     ``checks`` runs after every evaluation at a dual level; ``traced``: nodes keep the
     forward traceback."""
     global _traced

@@ -10,9 +10,9 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
+from dualad import observe as O
 from dualad.core import dispatch as D
 from dualad.core import grad_mode as gm
-from dualad.core import observe as O
 from dualad.reverse import graph as G
 
 pytestmark = pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")

@@ -1,4 +1,4 @@
-"""The core's observers (``core.observe``): the hook through which anomaly mode and the
+"""The core's observers (``dualad.observe``): the hook through which anomaly mode and the
 profiler watch every primitive call, replacing no function of the core.
 
 An observer sees every evaluation, whichever path takes it (the general path, a hot path,
@@ -12,8 +12,8 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
+from dualad import observe as O
 from dualad.core import dispatch as D
-from dualad.core import observe as O
 from dualad.reverse import graph as G
 
 

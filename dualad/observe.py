@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import dispatch as D
+from .core import dispatch as D
 
 
 class Observer:
