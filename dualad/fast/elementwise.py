@@ -273,8 +273,10 @@ def _fast_binary(prim: Any, args: Any, L: int, params: Any = None) -> Any:
         y = prim.impl(xa, xb)
     except _FP:  # (the general way computes it again, in the user's error state)
         return None
-    except (ValueError, TypeError) as e:
+    except ValueError as e:
         raise _D.mismatch(prim, xa, xb, e) from None
+    except TypeError:  # (devices: the general way says which, or takes a host 0-d value
+        return None  # beside a GPU array as a scalar)
     return _binary_tangent(prim, xa, ga, xb, gb, nb, y, L)
 
 
@@ -470,9 +472,10 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
     if not L:
         try:
             y = impl(a, b)
-        except (ValueError, TypeError) as e:  # (free until raised: name the operation and
-            # the shapes, or the devices)
+        except ValueError as e:  # (free until raised: name the operation and the shapes)
             raise _mismatch(prim, a, b, e) from None
+        except TypeError:  # (two devices, or a host 0-d value beside a GPU array: the
+            return {decline}  # general way says which, or takes the value as a scalar)
         if y.__class__ is not _ndarray and isinstance(y, _generic):
             y = _asarray(y)
         rg = (A.__class__ is Tensor and A._requires_grad) or \\
@@ -485,8 +488,10 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
     rg = (LA and A._requires_grad) or (LB and B._requires_grad)
     try:
         y = impl(a, b)
-    except (ValueError, TypeError) as e:
+    except ValueError as e:
         raise _mismatch(prim, a, b, e) from None
+    except TypeError:  # (devices: the general way)
+        return {decline}
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         if gb is None:
             tt = {ta}

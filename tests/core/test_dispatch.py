@@ -197,3 +197,39 @@ def test_a_dual_level_records_its_primal_before_the_rule_reads_it(recorder):
     # the primal exp (before the rule reads it), then apply's of the dual result (the
     # spy makes no node, so nothing the rule computes from ``out`` requires grad)
     assert spy.calls == ["exp", "exp"]
+
+
+# -- a 0-d host value beside a device's arrays -------------------------------------------------
+
+
+class DeviceLike(np.ndarray):
+    """An array kind that refuses a plain NumPy array of any size as CuPy does (a TypeError),
+    and takes NumPy scalars; results stay of its kind."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kw):
+        if any(a.__class__ is np.ndarray for a in inputs):
+            raise TypeError("Unsupported type <class 'numpy.ndarray'>")
+        inputs = tuple(a.view(np.ndarray) if isinstance(a, DeviceLike) else a for a in inputs)
+        r = getattr(ufunc, method)(*inputs, **kw)
+        return np.asarray(r).view(DeviceLike) if isinstance(r, (np.ndarray, np.generic)) else r
+
+
+def test_a_0d_host_value_meets_a_device_array_as_a_scalar():
+    """A rule's constant made on the host from a Python number (log 2 in the derivative of
+    2 ** x) is a scalar beside a GPU's arrays, as torch takes a CPU 0-d tensor beside CUDA
+    ones; a host array of one or more axes stays the clear device error."""
+    x = da.core.tensor._make(np.array([0.5, 1.5]).view(DeviceLike))
+    for prim in (PRIMS["multiply"], PRIMS["power"]):
+        y = D.apply(prim, x, np.asarray(3.0))
+        assert y._data.__class__ is DeviceLike
+        np.testing.assert_allclose(y._data.view(np.ndarray), prim.impl(np.array([0.5, 1.5]), 3.0))
+    with da.core.grad_mode.no_grad():
+        y = D.apply(PRIMS["add"], np.asarray(1.0), x)  # (the host value first)
+    assert y._data.__class__ is DeviceLike
+    with pytest.raises(TypeError, match="Unsupported type"):  # (on CuPy: the device error)
+        D.apply(PRIMS["multiply"], x, np.ones(2))
+
+
+def test_a_0d_host_value_is_not_retried_where_the_error_is_another():
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        D.apply(PRIMS["add"], da.tensor(np.ones(3)), np.ones(2))
