@@ -275,7 +275,8 @@ def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     ``_plain_arrays`` gives them; a list, as ``_plain_arrays`` expects of consts with a
     value in them) — or ``t`` itself, ``f(x, x)``: one edge, twice. Its lane takes ``t``'s
     step (``prim.steps``; for both inputs, ``prim.pair``) when ``t`` has the output's float
-    dtype. In one piece on purpose, as ``record_hot`` (see there)."""
+    dtype. Over 80 lines, in one piece on purpose, as ``record_hot`` (see there): it runs
+    once per op of a reverse chain with a constant, where a helper call costs."""
     d = t._data
     y = out._data
     od = y.dtype
