@@ -30,7 +30,6 @@ _interpreters = levels.interpreters
 _duals = levels.duals
 _generic = np.generic
 _ndarray = np.ndarray
-_new = object.__new__
 
 every: list[Primitive] = []  # every primitive made (what an ``Observer`` watches)
 
@@ -294,15 +293,7 @@ def _host_scalars(arrays: list[Any], e: Exception) -> list[Any] | None:
 def _wrap(out: Any, nb: int) -> Tensor:
     if out.__class__ is not _ndarray and isinstance(out, _generic):
         out = np.asarray(out)
-    t = _new(Tensor)  # _make, inlined (hot path)
-    t._data = out
-    t._level = 0
-    t._batch_ndim = nb
-    t._requires_grad = False
-    t._node = None
-    t._version_cell = None
-    t._meta = None
-    return t
+    return _make(out, nb)
 
 
 # -- dual levels: forward mode ------------------------------------------------------------

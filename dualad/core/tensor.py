@@ -101,13 +101,13 @@ class Tensor(AutogradMethods, ArrayMethods):
     __array_priority__ = 1000.0  # ndarray <op> Tensor defers to Tensor
     __hash__ = object.__hash__
 
-    def __init__(self, data: Any = (), dtype: Any = None, requires_grad: bool = False) -> None:
+    def __new__(cls, data: Any = (), dtype: Any = None, requires_grad: bool = False) -> Tensor:
         if isinstance(data, Tensor):
             data = data._data
-        _init(self, _backend.asarray(data, dtype=dtype, copy=None))
-        _made(self)
+        t = _made(_make(_backend.asarray(data, dtype=dtype, copy=None)))
         if requires_grad:
-            self.requires_grad_(True)
+            t.requires_grad_(True)
+        return t
 
     # -- the parts of a dual --------------------------------------------------------------
     @property
@@ -451,16 +451,6 @@ class Tensor(AutogradMethods, ArrayMethods):
         return self
 
 
-def _init(t: Tensor, data: Any) -> None:
-    t._data = data
-    t._level = 0
-    t._batch_ndim = 0
-    t._requires_grad = False
-    t._node = None
-    t._version_cell = None
-    t._meta = None
-
-
 _new = object.__new__
 
 
@@ -474,10 +464,19 @@ def _made(t: Tensor) -> Tensor:
     return t
 
 
-def _make(data: Any) -> Tensor:
-    """Fast constructor for a plain Tensor around ``data`` (no copy, no checks)."""
+def _make(data: Any, batch_ndim: int = 0) -> Tensor:
+    """The Tensor constructor: a plain Tensor around ``data`` (no copy, no checks), with
+    ``batch_ndim`` leading tangent-batch axes. ``Tensor(...)`` and every primitive's
+    result are made here (the fast layer's generated code writes the same fields inline:
+    ``tests/fast/test_general_path.py`` holds its results to the general path's)."""
     t = _new(Tensor)
-    _init(t, data)
+    t._data = data
+    t._level = 0
+    t._batch_ndim = batch_ndim
+    t._requires_grad = False
+    t._node = None
+    t._version_cell = None
+    t._meta = None
     return t
 
 

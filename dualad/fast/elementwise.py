@@ -38,9 +38,7 @@ from ..rules import elementwise as _E
 from ..rules import linear as _L
 from ..rules.elementwise import (
     _FP,
-    _INPLACE_MIN,
     Ufunc,
-    _flat,
     _quietly,
     _real_dtype,
     compile_formula,
@@ -55,6 +53,25 @@ _ndarray = np.ndarray
 _generic = np.generic
 _state = _gm.state
 _inference = _gm.inference_threads  # nonzero: some thread is in inference mode
+
+
+_INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
+
+
+def _flat(L: int, y: Any, tt: Any) -> Tensor:
+    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as
+    ``_stored_tangent``."""
+    d = _new(Tensor)  # one object per op: this is the forward hot path
+    d._data = y  # (one store a line: a tuple assignment of four targets builds a tuple)
+    d._level = L
+    d._stored_primal = None
+    d._stored_tangent = tt
+    d._batch_ndim = 0
+    d._requires_grad = False
+    d._node = None
+    d._version_cell = None
+    d._meta = None
+    return d
 
 
 def _or_quietly(fn: Any) -> Any:

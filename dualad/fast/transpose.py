@@ -35,6 +35,7 @@ from ..rules import elementwise as E
 from ..rules import linear as L
 from ..rules.linear import _conj, unbroadcast
 from . import switch
+from .elementwise import _INPLACE_MIN, _flat
 
 
 def _computes(coefs: Any, needs: Any) -> bool:
@@ -256,10 +257,10 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     values the formula read (``"b"`` is the saved operand itself; ``y + 1`` passes ``y``'s
     tangent on). The results are those of ``ct * k``: the same products and sums (``k``
     itself for a ``ct`` of ones, see ``_ones``). Small arrays are left to the product:
-    below ``E._INPLACE_MIN`` elements an allocation costs less than these checks.
+    below ``_INPLACE_MIN`` elements an allocation costs less than these checks.
     """
     kp = flat_parts(k)
-    if kp is None or kp[0].size < E._INPLACE_MIN:
+    if kp is None or kp[0].size < _INPLACE_MIN:
         return None
     cp = flat_parts(ct)
     if cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
@@ -284,17 +285,17 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     unread = dead is not None and dead()  # (a dual product: its primal may go unwritten)
     if k1 is None:  # dual * plain
         t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
-        return E._flat(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
+        return _flat(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
         if _ones(c0):  # (c0 * k is k itself)
-            return E._flat(lk, _unread(k0) if unread else k0, k1)
+            return _flat(lk, _unread(k0) if unread else k0, k1)
         t = np.multiply(c0, k1, out=k1)
-        return E._flat(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
+        return _flat(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
     np.multiply(c0, k1, out=k1)
     p = _unread(k0) if unread else np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
     np.multiply(c1, k0, out=k0)
-    return E._flat(lk, p, np.add(k0, k1, out=k1))
+    return _flat(lk, p, np.add(k0, k1, out=k1))
 
 
 def _ones(c: Any) -> bool:
@@ -345,7 +346,7 @@ class Scatter:
             return z
         if not self.kind:
             return D._wrap(z, 0)
-        return E._flat(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
+        return _flat(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
 
 
 def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:

@@ -491,32 +491,6 @@ def accelerate_with(accelerate: Callable[[Ufunc], None]) -> None:
     _ACCELERATORS.append(accelerate)
     for p in FORMULA_PRIMS:
         accelerate(p)
-
-
-# (read by the fast layer's hot paths and array transposes: they move to dualad/fast/ with
-# those paths)
-_INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
-
-
-def _flat(L: int, y: Any, tt: Any) -> Tensor:
-    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as
-    ``_stored_tangent``."""
-    d = _new(Tensor)  # one object per op: this is the forward hot path
-    d._data = y  # (one store a line: a tuple assignment of four targets builds a tuple)
-    d._level = L
-    d._stored_primal = None
-    d._stored_tangent = tt
-    d._batch_ndim = 0
-    d._requires_grad = False
-    d._node = None
-    d._version_cell = None
-    d._meta = None
-    return d
-
-
-_new = object.__new__
-
-
 PRIMS: dict[str, Ufunc] = {}
 for _name, (_fn, *_srcs) in {**UNARY, **BINARY, **TERNARY}.items():
     PRIMS[_name] = _make(_name, _fn, tuple(_srcs))

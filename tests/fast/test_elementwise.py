@@ -16,6 +16,9 @@ try:  # (the fast layer; without it, the tests of its fast paths are skipped: co
 except ImportError:  # (ModuleNotFoundError; or, in a copy without it, another tree's layer)
     FE = plain_arrays = None
 
+# (the size from which the fast paths write into temporaries: a size on each side of it)
+INPLACE_MIN = FE._INPLACE_MIN if FE is not None else 1 << 14
+
 _FORMULA_PRIMS = sorted(n for n, p in E.PRIMS.items() if p.formulas and p.nin in (1, 2))
 
 
@@ -42,8 +45,8 @@ def _operands(dtype):
     t = rng.standard_normal(3).astype(dtype)
     col = (0.2 + 0.6 * rng.random((2, 1))).astype(dtype)
     return [  # (flat duals, as ops make them; make_dual's own duals are not flat)
-        ("dual", lambda L: E._flat(L, x.copy(), t.copy())),
-        ("dual column", lambda L: E._flat(L, col.copy(), col[::-1].copy())),
+        ("dual", lambda L: FE._flat(L, x.copy(), t.copy())),
+        ("dual column", lambda L: FE._flat(L, col.copy(), col[::-1].copy())),
         ("make_dual", lambda L: da.make_dual(da.tensor(x), da.tensor(t))),
         ("python float", lambda L: 0.7),
         ("python int", lambda L: 2),
@@ -126,8 +129,8 @@ def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
         assert sin.hot(sin, (x,)) is None  # make_dual's dual is not flat: apply's general way
         y = sin(x)
         assert sin.hot(sin, (y,)) is not None and calls == []  # small, flat: generated alone
-        big = sin(da.make_dual(da.tensor(np.full(E._INPLACE_MIN, 0.3)),
-                               da.tensor(np.ones(E._INPLACE_MIN))))
+        big = sin(da.make_dual(da.tensor(np.full(INPLACE_MIN, 0.3)),
+                               da.tensor(np.ones(INPLACE_MIN))))
         assert sin.hot(sin, (big,)) is not None
         assert calls == [1]  # large: the general tangent (written in place)
     assert sin.hot(sin, (da.tensor([0.3]),)) is not None  # plain
@@ -139,9 +142,9 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
     mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
     x, t = np.array([0.3, 0.4]), np.array([1.0, 2.0])
     with da.dual_level() as L1:
-        a = E._flat(L1, x, t)
+        a = FE._flat(L1, x, t)
         with da.dual_level() as L2:
-            b = E._flat(L2, x, t)
+            b = FE._flat(L2, x, t)
             assert mul.hot(mul, (a, b)) is None and mul.hot(mul, (b, a)) is None  # two levels
     assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None  # exited levels
     batched = D._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
@@ -158,12 +161,12 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
         sin(da.tensor(x), axis=0)
 
 
-@pytest.mark.parametrize("n", [2, E._INPLACE_MIN], ids=["small", "large"])
+@pytest.mark.parametrize("n", [2, INPLACE_MIN], ids=["small", "large"])
 def test_generated_hot_path_marks_inference_outputs(n):
     sin, mul = E.PRIMS["sin"], E.PRIMS["multiply"]
     x = np.full(n, 0.3)
     with da.dual_level() as L:
-        d = E._flat(L, x, np.ones(n))
+        d = FE._flat(L, x, np.ones(n))
         with da.inference_mode():
             outs = [sin(d), mul(d, 2.0), mul(d, d), sin(da.tensor(x)), mul(da.tensor(x), 2.0)]
         assert all(o.is_inference() for o in outs)
@@ -232,7 +235,7 @@ def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkey
     def run(fn, fast):
         with da.dual_level() as lv, untracked_tangents(), monkeypatch.context() as m:
             if kind == "flat":
-                d = E._flat(lv, x.copy(), t.copy())
+                d = FE._flat(lv, x.copy(), t.copy())
             elif kind == "batched":
                 d = da.make_dual(da.tensor(x), da.tensor(t), batched=True) * 1.0
             else:  # requires grad: recorded, the primal alone (tangents untracked)
@@ -259,7 +262,7 @@ def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkey
 @pytest.mark.fastpath("fast")
 def test_a_view_of_a_flat_dual_shares_its_version_counter():
     with da.dual_level() as lv:
-        d = E._flat(lv, np.arange(3.0), np.ones(3))
+        d = FE._flat(lv, np.arange(3.0), np.ones(3))
         assert d[1:]._version_cell is d._version_cell is not None
         assert (d + 0.0).reshape(3)._version_cell is not d._version_cell
 

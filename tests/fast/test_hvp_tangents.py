@@ -194,7 +194,7 @@ def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, mon
                 np.errstate(all="ignore"), monkeypatch.context() as m:
             leaf = da.tensor(x0, requires_grad=True)
             a = da.make_dual(leaf, da.tensor(t0))[::1]  # (flat, requires grad)
-            others = {"float": 0.7, "plain": da.tensor(c0), "dual": E._flat(lv, c0, t0[::-1]),
+            others = {"float": 0.7, "plain": da.tensor(c0), "dual": FE._flat(lv, c0, t0[::-1]),
                       "self": a}
             args = (a,) if prim.nin == 1 else (a, others[kind])
             if not hot:
