@@ -26,10 +26,12 @@ from ..backends.namespace import asarray_like, is_dask
 from ..core.dispatch import Primitive, apply
 from ..rules import elementwise as E
 from ..rules import vocabulary as F
+from ..rules._util import elementwise_aval, elementwise_batch
 from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
            "gamma", "betaln", "beta", "xlog1py", "ndtr", "log_ndtr", "multigammaln",
+           "gammainc", "gammaincc", "betainc", "stdtr",
            "logsumexp", "softmax", "log_softmax"]
 
 
@@ -192,6 +194,127 @@ EXAMPLES: dict[str, Any] = {
     "log_ndtr": (([0.0, 1.0],), "[-0.69314718, -0.17275378]", ("[0.79788456, 0.28759997]",)),
 }
 document(globals(), "scipy.special", "special", EXAMPLES, ("from dualad.scipy import special",))
+
+
+# -- functions differentiable in some arguments only ------------------------------------------
+# The regularized incomplete gamma and beta functions (and Student's t CDF, one of them)
+# have closed-form derivatives in their integration limit, none in their shape parameters
+# (those are hypergeometric series): a derivative in a shape raises rather than being
+# left out.
+
+
+def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...]) -> Primitive:
+    """An elementwise primitive of SciPy's ``name`` whose derivative in ``args[i]`` is
+    ``derivs[i](*primals, out)`` (Tensors), or raises where ``derivs[i]`` is None."""
+    fn = _sp(name)
+
+    def jvp(primals: Any, tangents: Any, out: Any) -> Any:
+        acc = None
+        for arg, t, d in zip(args, tangents, derivs, strict=True):
+            if t is None:
+                continue
+            if d is None:
+                ok = ", ".join(a for a, f in zip(args, derivs, strict=True) if f)
+                raise NotImplementedError(
+                    f"dualad.scipy.special.{name}: its derivative in {arg} has no closed "
+                    f"form; only {ok} may carry a derivative")
+            term = t * d(*primals, out)
+            acc = term if acc is None else acc + term
+        return acc
+
+    reads = tuple(range(len(args)))
+    return Primitive(name, fn, jvp, reads=reads, batch=elementwise_batch(fn),
+                     aval=elementwise_aval)
+
+
+def _gamma_density(a: Any, x: Any) -> Any:
+    return F.exp(xlogy(a - 1, x) - x - gammaln(a))
+
+
+def _t_density(df: Any, t: Any) -> Any:
+    return F.exp(gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * F.log(df * math.pi)
+                 - (df + 1) / 2 * F.log1p(t * t / df))
+
+
+_gammainc_p = _partial("gammainc", ("a", "x"), (None, lambda a, x, y: _gamma_density(a, x)))
+_gammaincc_p = _partial("gammaincc", ("a", "x"),
+                        (None, lambda a, x, y: -_gamma_density(a, x)))
+_betainc_p = _partial("betainc", ("a", "b", "x"), (None, None, lambda a, b, x, y: F.exp(
+    xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))))
+_stdtr_p = _partial("stdtr", ("df", "t"), (None, lambda df, t, y: _t_density(df, t)))
+
+
+def _floats(*args: Any) -> list[Any]:
+    """The arguments as Tensors of one floating dtype and one shape (an elementwise
+    primitive's inputs)."""
+    ts = [F.asarray_t(a) for a in args]
+    dt = np.result_type(*[t.dtype for t in ts], np.float16)  # (ints become float64)
+    if dt.kind != "f":
+        dt = np.dtype(np.float64)
+    ts = [t if t.dtype == dt else F.astype(t, dt) for t in ts]
+    return list(np.broadcast_arrays(*ts)) if len({t.shape for t in ts}) > 1 else ts
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """``scipy.special.gammainc``: the regularized lower incomplete gamma function
+    ``P(a, x)``, differentiable in ``x`` (a derivative in ``a`` raises
+    ``NotImplementedError``: it has no closed form).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = special.gammainc(1.0, x)  # 1 - exp(-x)
+    >>> y.backward(); x.grad
+    tensor(0.36787944)
+    """
+    return apply(_gammainc_p, *_floats(a, x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """``scipy.special.gammaincc``: ``Q(a, x) = 1 - P(a, x)``, differentiable in ``x``
+    (a derivative in ``a`` raises ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = special.gammaincc(1.0, x)  # exp(-x)
+    >>> y.backward(); x.grad
+    tensor(-0.36787944)
+    """
+    return apply(_gammaincc_p, *_floats(a, x))
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """``scipy.special.betainc``: the regularized incomplete beta function ``I_x(a, b)``,
+    differentiable in ``x`` (a derivative in ``a`` or ``b`` raises
+    ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(0.5, requires_grad=True)
+    >>> y = special.betainc(2.0, 1.0, x)  # x**2
+    >>> y.backward(); x.grad
+    tensor(1.)
+    """
+    return apply(_betainc_p, *_floats(a, b, x))
+
+
+def stdtr(df: Any, t: Any) -> Any:
+    """``scipy.special.stdtr``: Student's t distribution's CDF, differentiable in ``t``
+    (a derivative in ``df`` raises ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> t = dualad.tensor(0.0, requires_grad=True)
+    >>> y = special.stdtr(1.0, t)  # 1/2 + arctan(t) / pi
+    >>> y.backward(); t.grad
+    tensor(0.31830989)
+    """
+    return apply(_stdtr_p, *_floats(df, t))
 
 
 def multigammaln(a: Any, d: int) -> Any:
