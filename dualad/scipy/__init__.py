@@ -1,7 +1,8 @@
-"""``dualad.scipy``: differentiable counterparts of parts of SciPy (``dualad.scipy.special``).
+"""``dualad.scipy``: differentiable counterparts of parts of SciPy (``dualad.scipy.special``,
+``dualad.scipy.stats``).
 
 SciPy is an optional dependency (``pip install dualad[scipy]``): it gives the values of
 the special functions NumPy lacks (gammaln, digamma, erf, ...).
 """
 
-from . import special  # noqa: F401
+from . import special, stats  # noqa: F401
