@@ -31,7 +31,7 @@ from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
            "gamma", "betaln", "beta", "xlog1py", "ndtr", "log_ndtr", "multigammaln",
-           "gammainc", "gammaincc", "betainc", "stdtr",
+           "gammainc", "gammaincc", "betainc", "betaincc", "stdtr",
            "logsumexp", "softmax", "log_softmax"]
 
 
@@ -239,8 +239,14 @@ def _t_density(df: Any, t: Any) -> Any:
 _gammainc_p = _partial("gammainc", ("a", "x"), (None, lambda a, x, y: _gamma_density(a, x)))
 _gammaincc_p = _partial("gammaincc", ("a", "x"),
                         (None, lambda a, x, y: -_gamma_density(a, x)))
-_betainc_p = _partial("betainc", ("a", "b", "x"), (None, None, lambda a, b, x, y: F.exp(
-    xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))))
+def _beta_density(a: Any, b: Any, x: Any) -> Any:
+    return F.exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))
+
+
+_betainc_p = _partial("betainc", ("a", "b", "x"),
+                      (None, None, lambda a, b, x, y: _beta_density(a, b, x)))
+_betaincc_p = _partial("betaincc", ("a", "b", "x"),
+                       (None, None, lambda a, b, x, y: -_beta_density(a, b, x)))
 _stdtr_p = _partial("stdtr", ("df", "t"), (None, lambda df, t, y: _t_density(df, t)))
 
 
@@ -300,6 +306,22 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
     tensor(1.)
     """
     return apply(_betainc_p, *_floats(a, b, x))
+
+
+def betaincc(a: Any, b: Any, x: Any) -> Any:
+    """``scipy.special.betaincc``: ``1 - I_x(a, b)`` without the cancellation,
+    differentiable in ``x`` (a derivative in ``a`` or ``b`` raises
+    ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(0.5, requires_grad=True)
+    >>> y = special.betaincc(2.0, 1.0, x)  # 1 - x**2
+    >>> y.backward(); x.grad
+    tensor(-1.)
+    """
+    return apply(_betaincc_p, *_floats(a, b, x))
 
 
 def stdtr(df: Any, t: Any) -> Any:

@@ -134,15 +134,24 @@ class Continuous:
         """The log of the survival function."""
         return self._tail("logsf", x, args, kwds, 0.0, -math.inf)
 
-    # defaults from one another, where a distribution has no better form
-    def _logcdf(self, z: Any, *shp: Any) -> Any:
-        return dnp.log(self._cdf(z, *shp))
+    # SciPy's defaults: each log from the tail that keeps its digits, split at the median
+    # (log(cdf) below it, log1p(-sf) above); each branch evaluated on its own side only
+    # (the other side's log could be log(0), and its discarded derivative inf * 0)
+    def _median(self, *shp: Any) -> Any:
+        return self.point
 
-    def _sf(self, z: Any, *shp: Any) -> Any:
-        return 1.0 - self._cdf(z, *shp)
+    def _split(self, z: Any, shp: Any) -> tuple[Any, Any, Any]:
+        m = self._median(*[np.asarray(s._data) for s in shp])
+        low = z < m
+        return low, dnp.where(low, z, m), dnp.where(low, m, z)
+
+    def _logcdf(self, z: Any, *shp: Any) -> Any:
+        low, zl, zh = self._split(z, shp)
+        return dnp.where(low, dnp.log(self._cdf(zl, *shp)), dnp.log1p(-self._sf(zh, *shp)))
 
     def _logsf(self, z: Any, *shp: Any) -> Any:
-        return dnp.log(self._sf(z, *shp))
+        low, zl, zh = self._split(z, shp)
+        return dnp.where(low, dnp.log1p(-self._cdf(zl, *shp)), dnp.log(self._sf(zh, *shp)))
 
     def __repr__(self) -> str:
         return f"<dualad.scipy.stats.{self.name}>"

@@ -68,6 +68,9 @@ class t_gen(Continuous):
     def _shapes_ok(self, df: Any) -> Any:
         return df > 0
 
+    def _median(self, df: Any) -> Any:
+        return 0.0
+
     def _logpdf(self, z: Any, df: Any) -> Any:
         return (sc.gammaln((df + 1) / 2) - sc.gammaln(df / 2)
                 - (0.5 * dnp.log(df * math.pi) + (df + 1) / 2 * dnp.log1p(z * z / df)))
@@ -100,6 +103,11 @@ class gamma_gen(Continuous):
     def _logpdf(self, z: Any, a: Any) -> Any:
         return sc.xlogy(a - 1.0, z) - z - sc.gammaln(a)
 
+    def _median(self, a: Any) -> Any:
+        import scipy.special
+
+        return scipy.special.gammaincinv(a, 0.5)
+
     def _cdf(self, z: Any, a: Any) -> Any:
         return sc.gammainc(a, z)
 
@@ -128,11 +136,16 @@ class beta_gen(Continuous):
     def _logpdf(self, z: Any, a: Any, b: Any) -> Any:
         return sc.xlog1py(b - 1.0, -z) + sc.xlogy(a - 1.0, z) - sc.betaln(a, b)
 
+    def _median(self, a: Any, b: Any) -> Any:
+        import scipy.special
+
+        return scipy.special.betaincinv(a, b, 0.5)
+
     def _cdf(self, z: Any, a: Any, b: Any) -> Any:
         return sc.betainc(a, b, z)
 
     def _sf(self, z: Any, a: Any, b: Any) -> Any:
-        return sc.betainc(b, a, 1.0 - z)
+        return sc.betaincc(a, b, z)
 
 
 class expon_gen(Continuous):
@@ -148,14 +161,14 @@ class expon_gen(Continuous):
     name = "expon"
     lo = 0.0
 
+    def _median(self) -> Any:
+        return math.log(2.0)
+
     def _logpdf(self, z: Any) -> Any:
         return -z
 
     def _cdf(self, z: Any) -> Any:
         return -dnp.expm1(-z)
-
-    def _logcdf(self, z: Any) -> Any:
-        return dnp.log(-dnp.expm1(-z))
 
     def _sf(self, z: Any) -> Any:
         return dnp.exp(-z)
@@ -287,9 +300,6 @@ class uniform_gen(Continuous):
 
     def _sf(self, z: Any) -> Any:
         return 1.0 - z
-
-    def _logsf(self, z: Any) -> Any:
-        return dnp.log1p(-z)
 
 
 norm = norm_gen()
