@@ -251,14 +251,16 @@ _stdtr_p = _partial("stdtr", ("df", "t"), (None, lambda df, t, y: _t_density(df,
 
 
 def _floats(*args: Any) -> list[Any]:
-    """The arguments as Tensors of one floating dtype and one shape (an elementwise
-    primitive's inputs)."""
-    ts = [F.asarray_t(a) for a in args]
-    dt = np.result_type(*[t.dtype for t in ts], np.float16)  # (ints become float64)
+    """The arguments of one floating dtype (integers become float64); Python numbers stay
+    Python numbers (NumPy's scalars, which a Dask or CuPy array takes as they are)."""
+    ts = [a if isinstance(a, (int, float)) and not isinstance(a, bool) else F.asarray_t(a)
+          for a in args]
+    dt = np.result_type(*[t.dtype for t in ts if not isinstance(t, (int, float))],
+                        np.float16)
     if dt.kind != "f":
         dt = np.dtype(np.float64)
-    ts = [t if t.dtype == dt else F.astype(t, dt) for t in ts]
-    return list(np.broadcast_arrays(*ts)) if len({t.shape for t in ts}) > 1 else ts
+    return [float(t) if isinstance(t, (int, float)) else t if t.dtype == dt
+            else F.astype(t, dt) for t in ts]
 
 
 def gammainc(a: Any, x: Any) -> Any:

@@ -88,7 +88,9 @@ class Continuous:
         *shp, loc, scale = parse(f"{self.name}.{method}", self.shapes + ("loc", "scale"),
                                  {"loc": 0.0, "scale": 1.0}, args, kwds)
         z = (as_float(x) - loc) / scale
-        ok = valid(scale > 0, *[c for c in [self._shapes_ok(*shp)] if c is not True])
+        ok, shapes_ok = scale > 0, self._shapes_ok(*shp)
+        if shapes_ok is not True:
+            ok = dnp.logical_and(ok, shapes_ok)
         return z, shp, (ok, scale)
 
     def _inside(self, z: Any) -> Any:
