@@ -182,6 +182,12 @@ SCIPY_SPECIAL_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "expit": lambda x: 1 / (1 + sympy.exp(-x)),
     "logit": lambda x: sympy.log(x / (1 - x)),
     "xlogy": lambda x, y: x * sympy.log(y),
+    "xlog1py": lambda x, y: x * sympy.log(1 + y),
+    "gamma": sympy.gamma,
+    "betaln": lambda a, b: sympy.loggamma(a) + sympy.loggamma(b) - sympy.loggamma(a + b),
+    "beta": lambda a, b: sympy.gamma(a) * sympy.gamma(b) / sympy.gamma(a + b),
+    "ndtr": lambda x: (1 + sympy.erf(x / sympy.sqrt(2))) / 2,
+    "log_ndtr": lambda x: sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2),
 }
 """The SymPy counterparts of ``dualad.scipy.special``'s elementwise functions (same
 names and argument order as ``scipy.special``), for checking their rules."""

@@ -26,9 +26,12 @@ from ..backends.namespace import asarray_like, is_dask
 from ..core.dispatch import Primitive, apply
 from ..rules import elementwise as E
 from ..rules import vocabulary as F
+from ..rules._util import elementwise_aval, elementwise_batch
 from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
+           "gamma", "betaln", "beta", "xlog1py", "ndtr", "log_ndtr", "multigammaln",
+           "gammainc", "gammaincc", "betainc", "betaincc", "stdtr",
            "logsumexp", "softmax", "log_softmax"]
 
 
@@ -111,10 +114,15 @@ def _np_xlogy(a: Any, b: Any) -> Any:
     return np.where(a == 0, np.result_type(a, b).type(0), a * np.log(b))
 
 
+def _np_xlog1py(a: Any, b: Any) -> Any:
+    return np.where(a == 0, np.result_type(a, b).type(0), a * np.log1p(b))
+
+
 # The names the formulas below use, for the Tensor rules and the array kernels.
-E.CONSTANTS.setdefault("TWO_OVER_SQRT_PI", 2.0 / math.sqrt(math.pi))
-E.namespace["TWO_OVER_SQRT_PI"] = E.np_namespace["TWO_OVER_SQRT_PI"] = E.CONSTANTS[
-    "TWO_OVER_SQRT_PI"]
+for _c, _v in (("TWO_OVER_SQRT_PI", 2.0 / math.sqrt(math.pi)),
+               ("INV_SQRT_2PI", 1.0 / math.sqrt(2.0 * math.pi))):
+    E.CONSTANTS.setdefault(_c, _v)
+    E.namespace[_c] = E.np_namespace[_c] = E.CONSTANTS[_c]
 E._FUNCS.update({"digamma", "trigamma"})
 E.np_namespace.update({"digamma": _sp("digamma"),
                        "trigamma": lambda x: _polygamma_impl(x, n=1)})
@@ -130,6 +138,18 @@ SPECIAL: dict[str, tuple[Any, ...]] = {
     "logit": (_np_logit, "1 / (x * (1 - x))"),
     # only 0 / 0 is masked, so d2/da db = 1 / b stays right at a == 0 (as powm1 does)
     "xlogy": (_np_xlogy, "log(b)", "where(logical_and(a == 0, b == 0), 0, a / b)"),
+    # as xlogy, at b == -1 (log1p(b)'s pole)
+    "xlog1py": (_np_xlog1py, "log(1 + b)", "where(logical_and(a == 0, b == -1), 0, a / (1 + b))"),
+    "gamma": (_sp("gamma"), "y * digamma(x)"),
+    # SciPy's betaln keeps its digits where gammaln(a) + gammaln(b) - gammaln(a + b) cancels
+    "betaln": (_sp("betaln"), "digamma(a) - digamma(a + b)", "digamma(b) - digamma(a + b)"),
+    "beta": (_sp("beta"), "y * (digamma(a) - digamma(a + b))",
+             "y * (digamma(b) - digamma(a + b))"),
+    # the standard normal's CDF, and its log, exact in the far left tail (where log(ndtr)
+    # is log(0)); d log_ndtr = phi / ndtr, written exp(log phi - y) so the ratio never
+    # divides two underflowed numbers
+    "ndtr": (_sp("ndtr"), "INV_SQRT_2PI * exp(-(x * x) / 2)"),
+    "log_ndtr": (_sp("log_ndtr"), "INV_SQRT_2PI * exp(-(x * x) / 2 - y)"),
 }
 PRIMS: dict[str, Any] = {}
 for _name, (_fn, *_srcs) in SPECIAL.items():
@@ -144,6 +164,12 @@ erfc = PRIMS["erfc"]
 expit = PRIMS["expit"]
 logit = PRIMS["logit"]
 xlogy = PRIMS["xlogy"]
+xlog1py = PRIMS["xlog1py"]
+gamma = PRIMS["gamma"]
+betaln = PRIMS["betaln"]
+beta = PRIMS["beta"]
+ndtr = PRIMS["ndtr"]
+log_ndtr = PRIMS["log_ndtr"]
 psi = digamma
 
 # name: (inputs, the value as printed, the gradient of its sum in each input), as in
@@ -157,8 +183,193 @@ EXAMPLES: dict[str, Any] = {
     "logit": (([0.5, 0.75],), "[0.        , 1.09861229]", ("[4.        , 5.33333333]",)),
     "xlogy": (([0.0, 2.0], [1.0, 2.0]), "[0.        , 1.38629436]",
               ("[0.        , 0.69314718]", "[0., 1.]")),
+    "xlog1py": (([0.0, 2.0], [0.0, 1.0]), "[0.        , 1.38629436]",
+                ("[0.        , 0.69314718]", "[0., 1.]")),
+    "gamma": (([1.0, 3.0],), "[1., 2.]", ("[-0.57721566,  1.84556867]",)),
+    "betaln": (([1.0, 2.0], [1.0, 2.0]), "[ 0.        , -1.79175947]",
+               ("[-1.        , -0.83333333]", "[-1.        , -0.83333333]")),
+    "beta": (([1.0, 2.0], [1.0, 2.0]), "[1.        , 0.16666667]",
+             ("[-1.        , -0.13888889]", "[-1.        , -0.13888889]")),
+    "ndtr": (([0.0, 1.0],), "[0.5       , 0.84134475]", ("[0.39894228, 0.24197072]",)),
+    "log_ndtr": (([0.0, 1.0],), "[-0.69314718, -0.17275378]", ("[0.79788456, 0.28759997]",)),
 }
 document(globals(), "scipy.special", "special", EXAMPLES, ("from dualad.scipy import special",))
+
+
+# -- functions differentiable in some arguments only ------------------------------------------
+# The regularized incomplete gamma and beta functions (and Student's t CDF, one of them)
+# have closed-form derivatives in their integration limit, none in their shape parameters
+# (those are hypergeometric series): a derivative in a shape raises rather than being
+# left out.
+
+
+def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...]) -> Primitive:
+    """An elementwise primitive of SciPy's ``name`` whose derivative in ``args[i]`` is
+    ``derivs[i](*primals, out)`` (Tensors), or raises where ``derivs[i]`` is None."""
+    fn = _sp(name)
+
+    def jvp(primals: Any, tangents: Any, out: Any) -> Any:
+        acc = None
+        for arg, t, d in zip(args, tangents, derivs, strict=True):
+            if t is None:
+                continue
+            if d is None:
+                ok = ", ".join(a for a, f in zip(args, derivs, strict=True) if f)
+                raise NotImplementedError(
+                    f"dualad.scipy.special.{name}: its derivative in {arg} has no closed "
+                    f"form; only {ok} may carry a derivative")
+            term = t * d(*primals, out)
+            acc = term if acc is None else acc + term
+        return acc
+
+    reads = tuple(range(len(args)))
+    return Primitive(name, fn, jvp, reads=reads, batch=elementwise_batch(fn),
+                     aval=elementwise_aval)
+
+
+def _gamma_density(a: Any, x: Any) -> Any:
+    return F.exp(xlogy(a - 1, x) - x - gammaln(a))
+
+
+def _t_density(df: Any, t: Any) -> Any:
+    return F.exp(gammaln((df + 1) / 2) - gammaln(df / 2) - 0.5 * F.log(df * math.pi)
+                 - (df + 1) / 2 * F.log1p(t * t / df))
+
+
+_gammainc_p = _partial("gammainc", ("a", "x"), (None, lambda a, x, y: _gamma_density(a, x)))
+_gammaincc_p = _partial("gammaincc", ("a", "x"),
+                        (None, lambda a, x, y: -_gamma_density(a, x)))
+def _beta_density(a: Any, b: Any, x: Any) -> Any:
+    return F.exp(xlogy(a - 1, x) + xlog1py(b - 1, -x) - betaln(a, b))
+
+
+_betainc_p = _partial("betainc", ("a", "b", "x"),
+                      (None, None, lambda a, b, x, y: _beta_density(a, b, x)))
+_betaincc_p = _partial("betaincc", ("a", "b", "x"),
+                       (None, None, lambda a, b, x, y: -_beta_density(a, b, x)))
+_stdtr_p = _partial("stdtr", ("df", "t"), (None, lambda df, t, y: _t_density(df, t)))
+
+
+def _floats(*args: Any) -> list[Any]:
+    """The arguments of one floating dtype (integers become float64); Python numbers stay
+    Python numbers (NumPy's scalars, which a Dask or CuPy array takes as they are)."""
+    ts = [a if isinstance(a, (int, float)) and not isinstance(a, bool) else F.asarray_t(a)
+          for a in args]
+    dt = np.result_type(*[t.dtype for t in ts if not isinstance(t, (int, float))],
+                        np.float16)
+    if dt.kind != "f":
+        dt = np.dtype(np.float64)
+    return [float(t) if isinstance(t, (int, float)) else t if t.dtype == dt
+            else F.astype(t, dt) for t in ts]
+
+
+def gammainc(a: Any, x: Any) -> Any:
+    """``scipy.special.gammainc``: the regularized lower incomplete gamma function
+    ``P(a, x)``, differentiable in ``x`` (a derivative in ``a`` raises
+    ``NotImplementedError``: it has no closed form).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = special.gammainc(1.0, x)  # 1 - exp(-x)
+    >>> y.backward(); x.grad
+    tensor(0.36787944)
+    """
+    return apply(_gammainc_p, *_floats(a, x))
+
+
+def gammaincc(a: Any, x: Any) -> Any:
+    """``scipy.special.gammaincc``: ``Q(a, x) = 1 - P(a, x)``, differentiable in ``x``
+    (a derivative in ``a`` raises ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(1.0, requires_grad=True)
+    >>> y = special.gammaincc(1.0, x)  # exp(-x)
+    >>> y.backward(); x.grad
+    tensor(-0.36787944)
+    """
+    return apply(_gammaincc_p, *_floats(a, x))
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """``scipy.special.betainc``: the regularized incomplete beta function ``I_x(a, b)``,
+    differentiable in ``x`` (a derivative in ``a`` or ``b`` raises
+    ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(0.5, requires_grad=True)
+    >>> y = special.betainc(2.0, 1.0, x)  # x**2
+    >>> y.backward(); x.grad
+    tensor(1.)
+    """
+    return apply(_betainc_p, *_floats(a, b, x))
+
+
+def betaincc(a: Any, b: Any, x: Any) -> Any:
+    """``scipy.special.betaincc``: ``1 - I_x(a, b)`` without the cancellation,
+    differentiable in ``x`` (a derivative in ``a`` or ``b`` raises
+    ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(0.5, requires_grad=True)
+    >>> y = special.betaincc(2.0, 1.0, x)  # 1 - x**2
+    >>> y.backward(); x.grad
+    tensor(-1.)
+    """
+    return apply(_betaincc_p, *_floats(a, b, x))
+
+
+def stdtr(df: Any, t: Any) -> Any:
+    """``scipy.special.stdtr``: Student's t distribution's CDF, differentiable in ``t``
+    (a derivative in ``df`` raises ``NotImplementedError``).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> t = dualad.tensor(0.0, requires_grad=True)
+    >>> y = special.stdtr(1.0, t)  # 1/2 + arctan(t) / pi
+    >>> y.backward(); t.grad
+    tensor(0.31830989)
+    """
+    return apply(_stdtr_p, *_floats(df, t))
+
+
+def multigammaln(a: Any, d: int) -> Any:
+    """``scipy.special.multigammaln``: the log of the multivariate gamma function of
+    dimension ``d``, ``d (d - 1) / 4 log(pi) + sum_j gammaln(a - j / 2)`` (j < d).
+
+    Like SciPy's, it raises ``ValueError`` where some ``a <= (d - 1) / 2`` (there the
+    function is not defined).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> a = dualad.tensor(3.0, requires_grad=True)
+    >>> y = special.multigammaln(a, 2)
+    >>> y
+    tensor(1.55019499, grad_fn=<AddBackward0>)
+    >>> y.backward()
+    >>> a.grad  # digamma(3) + digamma(2.5)
+    tensor(1.62594098)
+    """
+    d = int(d)
+    a = F.asarray_t(a)
+    if a.dtype.kind not in "f":
+        a = F.astype(a, np.float64)
+    if np.any(np.asarray(a._data) <= 0.5 * (d - 1)):
+        lo = float(np.min(np.asarray(a._data)))
+        raise ValueError(f"condition a ({lo:f}) > 0.5 * (d-1) ({0.5 * (d - 1):f}) not met")
+    s = d * (d - 1) * 0.25 * math.log(math.pi)
+    for j in range(d):
+        s = s + gammaln(a - 0.5 * j)
+    return s
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,

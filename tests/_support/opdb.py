@@ -1227,8 +1227,25 @@ def _scipy_entries(add: Callable[[OpInfo], None]) -> None:
         return lambda ns, *a, **k: getattr(_special(ns), name)(*a, **k)
 
     for name, dom in (("gammaln", "pos"), ("digamma", "pos"), ("erf", "any"), ("erfc", "any"),
-                      ("expit", "any")):
+                      ("expit", "any"), ("gamma", "pos"), ("ndtr", "any"),
+                      ("log_ndtr", "any")):
         add(OpInfo(f"scipy.special.{name}", sp(name), unary(dom)))
+    for name in ("betaln", "beta"):
+        add(OpInfo(f"scipy.special.{name}", sp(name), binary("pos", "pos", consts=False)))
+    add(OpInfo("scipy.special.xlog1py", sp("xlog1py"), lambda g: [
+        Sample((g((2, 3)), g((3,), "gtm1")), {}, (0, 1), "bcast"),
+        Sample((np.array([0.0, 1.5, -0.5]).astype(g.dtype), g((3,), "gtm1")), {}, (0, 1),
+               "zero-x")]))
+    # differentiable in the limit only (a shape's derivative raises): shapes as constants
+    for name in ("gammainc", "gammaincc"):
+        add(OpInfo(f"scipy.special.{name}", sp(name), lambda g: [
+            Sample((g((3,), "gt1"), g((2, 3), "pos")), {}, (1,), "bcast"),
+            Sample((2.5, g((4,), "pos")), {}, (1,), "pyscalar")]))
+    for name in ("betainc", "betaincc"):
+        add(OpInfo(f"scipy.special.{name}", sp(name), lambda g: [Sample(
+            (g((3,), "gt1"), g((2, 3), "pos"), np.abs(g((2, 3), "unit"))), {}, (2,), "bcast")]))
+    add(OpInfo("scipy.special.stdtr", sp("stdtr"), lambda g: [
+        Sample((g((3,), "gt1"), g((2, 3))), {}, (1,), "bcast")]))
     add(OpInfo("scipy.special.logit", lambda ns, x: _special(ns).logit(x / 2.5), unary("pos")))
     add(OpInfo("scipy.special.xlogy", sp("xlogy"), lambda g: [
         Sample((g((2, 3)), g((3,), "pos")), {}, (0, 1), "bcast"),
