@@ -374,11 +374,13 @@ def poly(seq_of_zeros: Any) -> Any:
         raise ValueError("input must be 1d or non-empty square 2d array.")
     if z.shape[0] == 0:
         return _make(np.array(1.0))
-    a: Any = _make(np.ones(1, z.dtype if z.dtype.kind in "fc" else np.float64))
+    dev = _device_like(z._data)  # (the constants on the zeros' device)
+    a: Any = _make(_B.ones(1, z.dtype if z.dtype.kind in "fc" else np.float64, like=dev))
+    one = _make(_B.ones((), z.dtype, like=dev))
     for i in range(z.shape[0]):
-        a = convolve(a, stack([_make(np.ones((), z.dtype)), -getitem(z, i)]))
+        a = convolve(a, stack([one, -getitem(z, i)]))
     if _is_c(a):
-        r = np.asarray(z._data, complex)
+        r = np.asarray(_B.to_host(z._data), complex)
         if np.all(np.sort(r) == np.sort(r.conjugate())):
             a = real(a)
     return a

@@ -144,9 +144,11 @@ def _raw(x: Any) -> Any:
 
 def _herm_part(t: Any, lower: bool) -> Any:
     """The Hermitian matrix LAPACK reads from one triangle of ``t`` (real diagonal)."""
-    n = t.shape[-1]
     strict = F.tril(t, -1) if lower else F.triu(t, 1)
-    d = F.where(_B.eye(n, dtype=bool, like=_like(_raw(t))), F.real(t), 0)
+    # (the real diagonal, by linear ops alone: a mask made like ``t`` would be a host array
+    # when ``t`` is reverse mode's placeholder, on a GPU)
+    rt = F.real(t)
+    d = rt - F.tril(rt, -1) - F.triu(rt, 1)
     return strict + _mH(strict) + d
 
 
@@ -554,7 +556,8 @@ def _qr_jvp(primals: Any, tangents: Any, out: Any, *, mode: str) -> Any:
     low = F.tril(c, -1)
     om = low - _mH(low)  # Q^H dQ: skew-Hermitian
     if _is_c(c):
-        om = om + F.where(_B.eye(k, dtype=bool, like=_like(_raw(c))), F.imag(c) * 1j, 0)
+        # (the mask made like Q, a value: c may be reverse mode's placeholder)
+        om = om + F.where(_B.eye(k, dtype=bool, like=_like(_raw(qk))), F.imag(c) * 1j, 0)
     dq = F.matmul(qk, om)
     if m > k:
         dq = dq + (da1r - F.matmul(qk, c))  # (I - Q Q^H) dA1 R1^{-1}

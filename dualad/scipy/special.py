@@ -42,7 +42,13 @@ def _scipy(name: str, *arrays: Any) -> Any:
     if any(is_cupy_array(a) for a in arrays):
         import cupyx.scipy.special as csp  # type: ignore[import-not-found]
 
-        return getattr(csp, name)
+        fn = getattr(csp, name, None)
+        if fn is None:
+            raise NotImplementedError(
+                f"dualad.scipy.special.{name}: CuPy has no {name} (cupyx.scipy.special), "
+                "so it cannot be computed on the GPU; compute it on the host (t.cpu() or "
+                "cupy.asnumpy) or with a function CuPy has")
+        return fn
     try:
         import scipy.special as sp
     except ImportError as e:  # pragma: no cover - exercised only without SciPy
@@ -111,11 +117,20 @@ def _np_logit(x: Any) -> Any:
 
 
 def _np_xlogy(a: Any, b: Any) -> Any:
-    return np.where(a == 0, np.result_type(a, b).type(0), a * np.log(b))
+    return _where_a_zero(a, b, np.log)
 
 
 def _np_xlog1py(a: Any, b: Any) -> Any:
-    return np.where(a == 0, np.result_type(a, b).type(0), a * np.log1p(b))
+    return _where_a_zero(a, b, np.log1p)
+
+
+def _where_a_zero(a: Any, b: Any, f: Any) -> Any:
+    """``a * f(b)``, and 0 where ``a`` is 0 (whatever ``f(b)`` is there). A Python number
+    ``a`` decides at once: CuPy's where takes no Python bool."""
+    zero = np.result_type(a, b).type(0)
+    if isinstance(a, (int, float)):
+        return np.zeros_like(b, dtype=zero.dtype) if a == 0 else a * f(b)
+    return np.where(a == 0, zero, a * f(b))
 
 
 # The names the formulas below use, for the Tensor rules and the array kernels.

@@ -226,9 +226,10 @@ NOT_STRICT: dict[tuple[str, str | None], str] = {
 }
 # Where CuPy refuses what the op database's sample does, by (name, mode) as NOT_LAZY.
 NOT_ON_GPU: dict[tuple[str, str | None], str] = {
-    **{("ldexp", m): "its integer exponent is a NumPy array written in the sample: a host array "
-                     "meeting a GPU one is the clear device error, as in CuPy"
-       for m in ("forward", "reverse")},
+    ("ldexp", None): "its integer exponent is a NumPy array written in the sample: a host array "
+                     "meeting a GPU one is the clear device error, as in CuPy",
+    **{(f"scipy.special.{n}", None): f"CuPy 14 has no {n} in cupyx.scipy.special: dualad "
+                                     "raises NotImplementedError" for n in ("stdtr", "betaincc")},
 }
 # Dask's own limits, not dualad's: its FFTs need one chunk along the transformed axes and
 # its linalg has no det, eigh, slogdet, pinv, ... (docs/backends.md).
