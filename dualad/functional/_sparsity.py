@@ -105,7 +105,12 @@ class PatternLevel(Interpreter):
         if rule is None:
             result = self.no_rule(cls.__name__)(call, self.second)
         else:
-            result = tuple(rule(*pats, n=self.n))
+            result = rule(*pats, n=self.n)
+            result = (result,) if sp.issparse(result) else tuple(result)
+            if len(result) != len(outs):
+                raise ValueError(f"{cls.__name__}.sparsity_pattern returned {len(result)} "
+                                 f"pattern(s) for {len(outs)} output(s); return one per output")
+            result = tuple(P.as_pattern(r) for r in result)
             if self.second is not None:  # (a user's rule says nothing of second order)
                 P.dense_block(call, self.second)
         return [r if d else None for r, d in zip(result, diff, strict=True)]
@@ -124,7 +129,7 @@ def _elementwise_rule(prim: Any, call: P.Call) -> P.Rule:
     nin = len(call.values)
     complex_in = any(np.iscomplexobj(v) for v in call.values)
     formulas = getattr(prim, "formulas", None)
-    if formulas is None:
+    if not formulas or len(formulas) != nin:  # (abs, sign, scipy.special's own rules)
         carries = [not (prim.name in P.ZERO_FOR_REAL and not complex_in)] * nin
         joins: list[tuple[int, int]] = [(i, j) for i in range(nin) for j in range(i, nin)]
     else:

@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .coloring import as_pattern
+
 Pattern = sp.csr_array
 
 
@@ -78,7 +80,7 @@ def group_rows(p: Pattern, target: Any, rows: int) -> Pattern:
     target = np.asarray(target, dtype=np.int64).ravel()
     g = sp.csr_array((np.ones(len(target), bool), (target, np.arange(len(target)))),
                      shape=(rows, p.shape[0]))
-    return _bool(g @ p)
+    return as_pattern(g @ p)
 
 
 def union(patterns: Sequence[Pattern | None], rows: int, n: int) -> Pattern:
@@ -87,13 +89,7 @@ def union(patterns: Sequence[Pattern | None], rows: int, n: int) -> Pattern:
     for p in patterns:
         if p is not None:
             acc = p if acc is None else acc + p
-    return empty(rows, n) if acc is None else _bool(acc)
-
-
-def _bool(p: Any) -> Pattern:
-    p = sp.csr_array(p, dtype=bool)
-    p.eliminate_zeros()
-    return p
+    return empty(rows, n) if acc is None else as_pattern(acc)
 
 
 def broadcast_source(shape: tuple[int, ...], out_shape: tuple[int, ...]) -> np.ndarray:
@@ -127,12 +123,12 @@ class Interactions:
 
     def join(self, a: Pattern, b: Pattern) -> None:
         if a.nnz and b.nnz:
-            self.parts.append(_bool(a.T @ b))
+            self.parts.append(as_pattern(a.T @ b))
 
     def pattern(self) -> Pattern:
         """The symmetric pattern of every pair joined so far."""
         h = union(self.parts, self.n, self.n)
-        return _bool(h + h.T)
+        return as_pattern(h + h.T)
 
 
 # -- the rules --------------------------------------------------------------------------------
@@ -239,7 +235,7 @@ def scan(call: Call, second: Interactions | None, *, nonlinear: bool) -> Pattern
     k, j = np.tril_indices(shape[axis])
     g = sp.csr_array((np.ones(lines.shape[0] * len(k), bool),
                       (lines[:, k].ravel(), lines[:, j].ravel())), shape=(size, size))
-    out = _bool(g @ call.patterns[0])
+    out = as_pattern(g @ call.patterns[0])
     if second is not None and nonlinear:
         second.join(out, out)
     return out
