@@ -14,10 +14,11 @@ import warnings
 
 import numpy as np
 import pytest
-from _support import opdb
 
 import dualad.functional as F
 import dualad.numpy as dnp
+
+from _support import opdb
 
 pytest.importorskip("scipy.sparse")
 
@@ -66,7 +67,8 @@ def test_jacobian_pattern_never_misses(op, sample):
         pattern = F.jacobian_sparsity(f, x0)
         dense = F.jacfwd(f)(x0).numpy()
     assert pattern.shape == (dense.size // x0.size, x0.size)
-    assert not _missed(pattern, dense), f"{op.name}: traced pattern misses {_missed(pattern, dense)[:5]}"
+    missed = _missed(pattern, dense)
+    assert not missed, f"{op.name}: the traced pattern misses {missed[:5]}"
 
 
 @pytest.mark.parametrize(("op", "sample"), _params(1))
@@ -83,4 +85,5 @@ def test_hessian_pattern_never_misses(op, sample, outer):
         pattern = F.hessian_sparsity(g, x0)
         dense = F.hessian(g, x0).numpy()
     assert (pattern != pattern.T).nnz == 0
-    assert not _missed(pattern, dense), f"{op.name}: Hessian pattern misses {_missed(pattern, dense)[:5]}"
+    missed = _missed(pattern, dense)
+    assert not missed, f"{op.name}: the Hessian pattern misses {missed[:5]}"
