@@ -32,7 +32,28 @@ __all__ = ["jacobian_sparsity", "hessian_sparsity", "SparsityWarning"]
 
 class SparsityWarning(UserWarning):
     """A primitive without a pattern rule was taken as one dense block (never a missing
-    nonzero, maybe many extra ones); ``strict=True`` makes it an error."""
+    nonzero, maybe many extra ones); ``strict=True`` makes it an error.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> import dualad
+    >>> import dualad.functional as F
+    >>> class Cube(dualad.Function):  # a custom Function without a sparsity_pattern
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def jvp(ctx, t):
+    ...         return t  # (not used by the trace)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     p = F.jacobian_sparsity(lambda x: Cube.apply(x), np.ones(2))
+    >>> caught[0].category.__name__, p.toarray()
+    ('SparsityWarning', array([[ True,  True],
+           [ True,  True]]))
+    """
 
 
 class PatternLevel(Interpreter):
