@@ -192,7 +192,10 @@ def gather(call: Call, second: Interactions | None) -> Pattern:
     for v, p in zip(call.values, call.patterns, strict=True):
         shape = np.shape(v)
         if p is None:
-            positions.append(np.zeros(shape, np.int64) if hasattr(v, "shape") else v)
+            # (a constant operand, array or number, reads no input: position 0)
+            positions.append(np.zeros(shape, np.int64)
+                             if hasattr(v, "shape") or isinstance(v, (int, float, complex))
+                             else v)
             continue
         size = p.shape[0]
         positions.append(np.arange(offset, offset + size, dtype=np.int64).reshape(shape))

@@ -174,7 +174,8 @@ FAMILIES = {
 def _setitem(x):
     y = x * 1.0
     y[1:3] = x[4:] ** 2
-    y[0] = 0.0
+    y[0] = 5.0  # (a constant written: its element depends on nothing)
+    y[-1] = np.float64(3.0)
     return y
 
 
