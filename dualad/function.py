@@ -548,7 +548,9 @@ def _forward_by_levels(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[
         ys = at(ps) if below else list(outs)
         if not some:
             return ys
-        touts = rule(cls, ctx, ps, ts, ys, diff, in_pos, out_pos, below)
+        custom = getattr(D._interpreters[top], "custom_function", None)  # (a pattern level)
+        touts = rule(cls, ctx, ps, ts, ys, diff, in_pos, out_pos, below) if custom is None \
+            else custom(cls, ps, ts, ys, diff)
         return [y if t is None else D.dual(top, y, t) for y, t in zip(ys, touts, strict=True)]
 
     res = at(live)

@@ -5,6 +5,9 @@ group (a color), however many columns it has; a symmetric Hessian needs even
 fewer HVPs. This package holds the parts of that computation that do not
 differentiate anything:
 
+* :mod:`dualad.sparse.patterns`: the sparsity-pattern rules of the primitive families
+  (gathers, elementwise, reductions, contractions, blocks), on boolean SciPy matrices;
+  the tracing interpreter that applies them is ``dualad.functional._sparsity``;
 * :mod:`dualad.sparse.coloring`: colorings of a sparsity pattern (columns for
   forward mode, rows for reverse mode, both for a dense row beside a dense
   column, symmetric star and acyclic colorings for Hessians), with their
