@@ -26,6 +26,14 @@ tensor([2., 4.])
 """
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
+from ._sparse import (
+    SparseHessian,
+    SparseJacobian,
+    prepare_sparse_hessian,
+    prepare_sparse_jacobian,
+    sparse_hessian,
+    sparse_jacobian,
+)
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
 
 __all__ = [
@@ -41,4 +49,10 @@ __all__ = [
     "jacrev",
     "linearize",
     "linear_transpose",
+    "sparse_jacobian",
+    "sparse_hessian",
+    "prepare_sparse_jacobian",
+    "prepare_sparse_hessian",
+    "SparseJacobian",
+    "SparseHessian",
 ]
