@@ -69,9 +69,12 @@ def _pattern(sparsity: Any, detect: str, func: Callable[..., Any], x: np.ndarray
 
     if sparsity is not None:
         return as_pattern(sparsity)
-    from dualad import functional
-
-    detector = getattr(functional, detect, None)
+    try:  # (detection by tracing: its own module, loaded on first use like this one)
+        from ._sparsity import hessian_sparsity, jacobian_sparsity
+    except ImportError:
+        detector = None
+    else:
+        detector = jacobian_sparsity if detect == "jacobian_sparsity" else hessian_sparsity
     if detector is None:
         raise NotImplementedError(
             f"sparsity=None asks for the pattern to be detected by dualad.functional.{detect}, "
