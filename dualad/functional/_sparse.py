@@ -341,6 +341,18 @@ class SparseJacobian(_Prepared):
         Its coloring: kind ``"column"`` (JVPs), ``"row"`` (VJPs) or ``"bidirectional"``.
     ncolors, lower_bound : int
         Products per evaluation, and the fewest any coloring of that kind needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad.functional as F
+    >>> J = F.prepare_sparse_jacobian(lambda x: x ** 2, np.ones(3), np.eye(3))
+    >>> J
+    SparseJacobian(shape=(3, 3), nnz=3, ncolors=1, lower_bound=1, kind='column')
+    >>> J.structure()
+    (array([0, 1, 2]), array([0, 1, 2]))
+    >>> J.values(np.array([1.0, 2.0, 3.0]))
+    array([2., 4., 6.])
     """
 
     _fn_name = "sparse_jacobian"
@@ -410,6 +422,16 @@ class SparseHessian(_Prepared):
         Its symmetric coloring: kind ``"symmetric"`` (star) or ``"acyclic"``.
     ncolors, lower_bound : int
         HVPs per evaluation, and the fewest any coloring of that kind needs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dualad.functional as F
+    >>> H = F.prepare_sparse_hessian(lambda x: (x ** 4).sum(), np.ones(3), np.eye(3))
+    >>> H.ncolors
+    1
+    >>> H.values(np.array([1.0, 2.0, 3.0]))
+    array([ 12.,  48., 108.])
     """
 
     _fn_name = "sparse_hessian"
