@@ -34,7 +34,7 @@ from dualad.numpy import creation
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
 
-from ._common import batched_level_live, check_chunk_size, chunks, is_tensor, primal_of
+from ._common import batched_level_live, check_chunk_size, chunks, is_dual, is_tensor
 
 STRATEGIES = ("auto", "forward", "reverse", "bidirectional")
 HESSIAN_COLORINGS = ("star", "acyclic")
@@ -53,7 +53,14 @@ _CHECK_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
 def _point(x: Any, fn_name: str) -> np.ndarray:
     """The point ``x`` as a NumPy array of an inexact dtype (its values only)."""
     if is_tensor(x):
-        x = primal_of(x).detach().numpy()
+        if x.requires_grad or is_dual(x):
+            # the result is a SciPy array: an enclosing transform would see no derivative
+            raise TypeError(
+                f"{fn_name} returns a SciPy sparse array, which carries no derivatives, but x "
+                "is being differentiated (it requires grad or carries a tangent: an enclosing "
+                "transform). Pass x.detach() to evaluate the matrix at its value, or use the "
+                "dense jacfwd/jacrev/hessian, which compose.")
+        x = x.numpy()
     a = np.asarray(x)
     if not isinstance(a, np.ndarray) or a.dtype == object:
         raise TypeError(f"{fn_name} takes x as an array of numbers, got {type(x).__name__}")

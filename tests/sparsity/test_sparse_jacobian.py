@@ -228,6 +228,23 @@ def test_misuse():
         F.sparse_jacobian(lambda v: (v, v), x, np.ones((4, 4)))
 
 
+def test_a_differentiated_x_is_refused():
+    import dualad
+
+    x = dualad.tensor(np.ones(4), requires_grad=True)
+    with pytest.raises(TypeError, match=r"x.detach\(\)"):
+        F.sparse_jacobian(rosenbrock_residuals, x, np.ones((6, 4)))
+    J = F.sparse_jacobian(rosenbrock_residuals, x.detach(), np.ones((6, 4)))
+    np.testing.assert_allclose(J.toarray(), dense(rosenbrock_residuals, np.ones(4)))
+
+    def outer(y):  # inside jacfwd, x is dual: a SciPy result would drop its tangent
+        F.sparse_hessian(lambda v: np.sum(v ** 3), y, np.eye(4))
+        return y
+
+    with pytest.raises(TypeError, match="carries no derivatives"):
+        F.jacfwd(outer)(np.ones(4))
+
+
 def test_detected_pattern():
     if not hasattr(F, "jacobian_sparsity"):
         pytest.skip("dualad.functional.jacobian_sparsity (sparsity detection) not in this tree")
