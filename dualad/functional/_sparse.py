@@ -119,25 +119,29 @@ def _values_of(y: Any, fn_name: str) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _batched(seeds: np.ndarray, shape: tuple[int, ...]) -> Any:
-    return creation.as_tensor(np.ascontiguousarray(seeds.reshape((seeds.shape[0],) + shape)))
+def _spans(count: int, chunk_size: int | None, batched: bool) -> list[tuple[int, int]]:
+    """The seeds each pass carries: chunks of them batched, or one a pass while another
+    batched level is live (only one may be: a sparse Jacobian inside jacfwd)."""
+    return chunks(count, chunk_size) if batched else [(k, k + 1) for k in range(count)]
+
+
+def _seed(seeds: np.ndarray, s: int, e: int, shape: tuple[int, ...], batched: bool) -> Any:
+    """Seeds ``s:e`` as one batched tangent (cotangent) of ``shape``, or seed ``s`` alone."""
+    if batched:
+        return creation.as_tensor(np.ascontiguousarray(seeds[s:e].reshape((e - s,) + shape)))
+    return creation.as_tensor(seeds[s].reshape(shape))
 
 
 def jvps(func: Callable[..., Any], x: np.ndarray, seeds: np.ndarray,
          chunk_size: int | None, fn_name: str) -> tuple[np.ndarray, np.ndarray]:
     """``(y, B)``: ``func(x)`` and ``B[k] = J @ seeds[k]`` flattened, ``(K, y.size)``."""
     parts, y = [], None
-    # one batched level at a time: inside another (a sparse Jacobian in jacfwd), one
-    # unbatched pass per seed
     batched = not batched_level_live()
-    spans = chunks(seeds.shape[0], chunk_size) if batched else [
-        (k, k + 1) for k in range(seeds.shape[0])]
-    for s, e in spans or [(0, 0)]:
+    for s, e in _spans(seeds.shape[0], chunk_size, batched) or [(0, 0)]:
         with fwAD.dual_level():
             if e > s:
-                t = _batched(seeds[s:e], x.shape) if batched else creation.as_tensor(
-                    seeds[s].reshape(x.shape))
-                xd = fwAD.make_dual(creation.as_tensor(x), t, batched=batched)
+                xd = fwAD.make_dual(creation.as_tensor(x), _seed(seeds, s, e, x.shape, batched),
+                                    batched=batched)
             else:
                 xd = creation.as_tensor(x)
             out = _values_of(func(xd), fn_name)
@@ -164,13 +168,10 @@ def vjps(func: Callable[..., Any], x: np.ndarray, seeds_of: Callable[[int], np.n
         if not out.requires_grad or k == 0:
             return y, np.zeros((k, x.size), dtype=x.dtype)
         batched = not batched_level_live()
-        spans = chunks(k, chunk_size) if batched else [(i, i + 1) for i in range(k)]
         parts = []
-        for s, e in spans:
-            ct = _batched(seeds[s:e], y.shape) if batched else creation.as_tensor(
-                seeds[s].reshape(y.shape))
-            (g,) = reverse.grad([out], [leaf], [ct], retain_graph=True, allow_unused=True,
-                                is_grads_batched=batched)
+        for s, e in _spans(k, chunk_size, batched):
+            (g,) = reverse.grad([out], [leaf], [_seed(seeds, s, e, y.shape, batched)],
+                                retain_graph=True, allow_unused=True, is_grads_batched=batched)
             parts.append(np.zeros((e - s, x.size), dtype=x.dtype) if g is None
                          else np.asarray(g.numpy()).reshape(e - s, x.size))
     return y, np.concatenate(parts)
@@ -181,17 +182,13 @@ def hvps(func: Callable[..., Any], x: np.ndarray, seeds: np.ndarray,
     """``B[k] = H @ seeds[k]``, ``(K, x.size)``: forward-over-reverse, the gradient of
     ``func`` taken on dual inputs that carry the seeds as one batched tangent."""
     batched = not batched_level_live()
-    spans = chunks(seeds.shape[0], chunk_size) if batched else [
-        (k, k + 1) for k in range(seeds.shape[0])]
     parts = []
     with enable_grad():
         leaf = creation.as_tensor(x).detach()
         leaf.requires_grad_(True)
-        for s, e in spans:
+        for s, e in _spans(seeds.shape[0], chunk_size, batched):
             with fwAD.dual_level() as level, untracked_tangents():
-                t = _batched(seeds[s:e], x.shape) if batched else creation.as_tensor(
-                    seeds[s].reshape(x.shape))
-                xd = fwAD.make_dual(leaf, t, batched=batched)
+                xd = fwAD.make_dual(leaf, _seed(seeds, s, e, x.shape, batched), batched=batched)
                 out = _values_of(func(xd), fn_name)
                 if out.size != 1:
                     raise ValueError(f"{fn_name} differentiates a function with one scalar "

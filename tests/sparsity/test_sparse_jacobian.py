@@ -259,3 +259,25 @@ def test_detection_missing_says_what_to_do(monkeypatch):
     monkeypatch.setitem(sys.modules, "dualad.functional._sparsity", None)  # (import fails)
     with pytest.raises(NotImplementedError, match="pass the pattern as sparsity="):
         F.sparse_jacobian(rosenbrock_residuals, np.ones(4))
+
+
+def test_inside_a_live_batched_level():
+    """Only one batched level may be live: inside one, one pass per color (same result)."""
+    import dualad
+    from dualad import forward_ad as fwAD
+    from dualad.functional._common import batched_level_live
+
+    f, n = CASES["arrowhead"]
+    x = np.random.default_rng(9).uniform(0.5, 1.5, n)
+    want = dense(f, x)
+    with fwAD.dual_level():
+        fwAD.make_dual(dualad.tensor(np.ones(2)), dualad.tensor(np.eye(2)), batched=True)
+        assert batched_level_live()
+        for strategy in ("forward", "reverse", "bidirectional"):
+            J = F.sparse_jacobian(f, x, want != 0, strategy=strategy)
+            np.testing.assert_allclose(J.toarray(), want, rtol=1e-13, atol=1e-13)
+        H = F.sparse_hessian(lambda v: np.sum(np.sin(v[0] * v)), x,
+                             np.ones((n, n)))
+        np.testing.assert_allclose(
+            H.toarray(), np.asarray(F.hessian(lambda v: np.sum(np.sin(v[0] * v)), x).numpy()),
+            rtol=1e-12, atol=1e-12)
