@@ -27,6 +27,14 @@ tensor([2., 4.])
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from ._sparsity import SparsityWarning, hessian_sparsity, jacobian_sparsity
+from ._sparse import (
+    SparseHessian,
+    SparseJacobian,
+    prepare_sparse_hessian,
+    prepare_sparse_jacobian,
+    sparse_hessian,
+    sparse_jacobian,
+)
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
 
 __all__ = [
@@ -45,4 +53,10 @@ __all__ = [
     "jacobian_sparsity",
     "hessian_sparsity",
     "SparsityWarning",
+    "sparse_jacobian",
+    "sparse_hessian",
+    "prepare_sparse_jacobian",
+    "prepare_sparse_hessian",
+    "SparseJacobian",
+    "SparseHessian",
 ]
