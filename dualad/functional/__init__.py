@@ -26,7 +26,6 @@ tensor([2., 4.])
 """
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
-from ._sparsity import SparsityWarning, hessian_sparsity, jacobian_sparsity
 from ._sparse import (
     SparseHessian,
     SparseJacobian,
@@ -35,6 +34,7 @@ from ._sparse import (
     sparse_hessian,
     sparse_jacobian,
 )
+from ._sparsity import SparsityWarning, hessian_sparsity, jacobian_sparsity
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
 
 __all__ = [
