@@ -203,7 +203,7 @@ def cholesky(a: Series, *, upper: bool) -> Series:
 def _gaps(w0: Any, name: str, K: int, vectors: bool) -> Any:
     """``1 / (w_l - w_i)`` off the diagonal; raises where repeated eigenvalues leave the
     coefficients asked for undefined (eigenvalues at order 1 are defined)."""
-    gap, degenerate = L._gap_inverse(_raw(w0))
+    gap, degenerate = L._gap_inverse(w0)  # (the differences carry w0's derivatives)
     if degenerate and (K >= 2 or (K == 1 and vectors)):
         what = "eigenvectors" if vectors else "eigenvalue coefficients beyond order 1"
         raise LinAlgError(
