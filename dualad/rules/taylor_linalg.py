@@ -44,6 +44,7 @@ from ..backends import namespace as _B
 from ..backends.namespace import like as _like
 from ..core.tensor import Tensor
 from . import linalg as L
+from . import taylor as T
 from . import vocabulary as V
 from .taylor import Rule, Series, _exp_series, _f, _is_complex, _sqrt_series, _sum, multiply
 
@@ -215,21 +216,23 @@ def _gaps(w0: Any, name: str, K: int, vectors: bool) -> Any:
 
 def _perturbation(bs: Series, w0: Any, gap: Any, gauge: Any) -> tuple[Series, Series]:
     """``W(t)`` and ``Q(t)`` (``Q_0 = I``, entry 0 None) with ``B Q = Q W``, ``B_0 =
-    diag(w0)``; ``gauge(qs, k)`` gives the diagonal of ``Q_k``."""
+    diag(w0)``; ``gauge(qs, k, off)`` gives the diagonal of ``Q_k`` (0 for none), ``off``
+    its off-diagonal part."""
     ws, qs = [w0], [None]
     for k in range(1, len(bs)):
         r = bs[k] + _sum(_mm(bs[j], qs[k - j]) - qs[j] * _f(V.expand_dims, ws[k - j], -2)
                          for j in range(1, k))
         ws.append(_diag(r))
-        d = gauge(qs, k)
-        qs.append(r * gap if isinstance(d, int) else r * gap + _embed_diag(d))
+        off = r * gap
+        d = gauge(qs, k, off)
+        qs.append(off if isinstance(d, int) else off + _embed_diag(d))
     return ws, qs
 
 
 def _unitary_gauge(complex_: bool) -> Any:
     """The diagonal of ``Q_k`` for a unitary ``Q``: ``Re`` from ``Q^H Q = I``, ``Im`` from the
     first-order rule's gauge ``Im diag(Q^H Q') = 0`` at every ``t``."""
-    def gauge(qs: Series, k: int) -> Any:
+    def gauge(qs: Series, k: int, off: Any) -> Any:
         if k == 1:
             return 0
         p = _sum(_diag(_mm(_mH(qs[j]), qs[k - j])) for j in range(1, k))
@@ -271,7 +274,36 @@ def eigvals(a: Series) -> Series:
     gap = _gaps(w0, "eigvals", K, False)
     vinv = _inv0(v0, "eigvals")
     bs = [None] + [_mm(_mm(vinv, c), v0) for c in a[1:]]
-    return _perturbation(bs, w0, gap, lambda qs, k: 0)[0]
+    return _perturbation(bs, w0, gap, lambda qs, k, off: 0)[0]
+
+
+def eig(a: Series) -> tuple[Series, Series]:
+    """``(w, V)`` of a general matrix (distinct eigenvalues): the recurrence of ``eigvals``
+    with the diagonal of ``Q_k`` from the first-order rule's gauge held at every ``t``:
+    unit columns (``Re v_j^H v_j' = 0``) and a real ``(V^-1 V')_jj``."""
+    w0, v0 = _call(L.eig_p, a[0])
+    K = len(a) - 1
+    if K == 0:
+        return [w0], [v0]
+    gap = _gaps(w0, "eig", K, True)
+    vinv = _inv0(v0, "eig")
+    bs = [None] + [_mm(_mm(vinv, c), v0) for c in a[1:]]
+    gram = _mm(_mH(v0), v0)
+    inverse: Series = [None]  # the series of Q^-1 (entry 0: I)
+
+    def gauge(qs: Series, k: int, off: Any) -> Any:
+        if k > 1:
+            inverse.append(-(qs[k - 1] + _sum(_mm(qs[j], inverse[k - 1 - j])
+                                              for j in range(1, k - 1))))
+        rest = _sum(_diag(_mm(_mH(qs[j]), _mm(gram, qs[k - j]))) for j in range(1, k))
+        re = -0.5 * _f(V.real, rest) - _f(V.real, _diag(_mm(gram, off)))
+        if not _is_complex(v0):
+            return re
+        twist = _sum((k - j) * _diag(_mm(inverse[j], qs[k - j])) for j in range(1, k))
+        return re - 1j * (1.0 / k) * _f(V.imag, twist) if k > 1 else re
+
+    ws, qs = _perturbation(bs, w0, gap, gauge)
+    return ws, [v0] + [_mm(v0, q) for q in qs[1:]]
 
 
 def _gram(a: Series) -> Series:
@@ -291,6 +323,78 @@ def svdvals(a: Series) -> Series:
     lam = _eigh_series(_gram(a), "L", "svdvals", False)[0]
     lam = [_f(V.flip, c, -1) for c in lam]  # (eigvalsh ascends, svd descends)
     return _sqrt_series(lam, s0, len(a) - 1)
+
+
+def _svd_tall(a: Series, u0: Any, s0: Any, v0: Any) -> tuple[Series, Series, Series]:
+    """``(U, s, V)`` of a tall or square ``A`` (``m >= n``): ``V`` and ``s^2`` by ``eigh``'s
+    recurrence on ``A^H A`` in the basis ``V_0`` (the first-order rule's gauge ``Im
+    diag(V^H V') = 0``), ``U = A V / s``."""
+    K = len(a) - 1
+    gram = _gram(a)
+    lam0 = s0 * s0
+    gap = _gaps(lam0, "svd", K, True)
+    bs = [None] + [_mm(_mm(_mH(v0), c), v0) for c in gram[1:]]
+    lam, qs = _perturbation(bs, lam0, gap, _unitary_gauge(_is_complex(v0)))
+    ss = _sqrt_series([lam0] + [_f(V.real, c) for c in lam[1:]], s0, K)
+    vs = [v0] + [_mm(v0, q) for q in qs[1:]]
+    av = [_sum(_mm(a[j], vs[k - j]) for j in range(k + 1)) for k in range(K + 1)]
+    us = T.divide(av, [_f(V.expand_dims, c, -2) for c in ss])
+    return [u0] + us[1:], ss, vs
+
+
+def svd(a: Series, *, full_matrices: bool, hermitian: bool) -> tuple[Series, Series, Series]:
+    """``(U, s, Vh)``: ``V`` and ``s^2`` from the Gram matrix by ``eigh``'s recurrence,
+    ``U = A V / s`` (distinct, non-zero singular values; a wide real matrix through its
+    transpose)."""
+    u0, s0, vh0 = _call(L.svd_p, a[0], full_matrices=full_matrices, hermitian=hermitian)
+    K = len(a) - 1
+    if K == 0:
+        return [u0], [s0], [vh0]
+    m, n = a[0].shape[-2:]
+    if full_matrices and m != n:
+        raise LinAlgError("dualad: svd: with full_matrices=True the extra columns of U (rows "
+                          "of Vh) of a non-square matrix are not unique, so they have no "
+                          "Taylor coefficients; use full_matrices=False")
+    sd = np.asarray(_raw(s0))
+    if sd.size and (sd <= L._tol(sd, sd.shape[-1])).any():
+        raise LinAlgError("dualad: svd: U and Vh have no Taylor coefficients at a zero "
+                          "singular value; use svdvals for the singular values")
+    if hermitian:
+        a = [a[0]] + [_f(L._herm_part, c, True) for c in a[1:]]
+    if m >= n:
+        us, ss, vs = _svd_tall(a, u0, s0, _mH(vh0))
+        return us, ss, [_mH(c) for c in vs]
+    if _is_complex(a[0]):
+        raise NotImplementedError(
+            "dualad: svd: Taylor coefficients of U and Vh of a wide complex matrix are not "
+            "implemented (their phase gauge sits on V); take the svd of the conjugate "
+            "transpose, or use svdvals")
+    vs, ss, us = _svd_tall([_f(V.swapaxes, c, -1, -2) for c in a], _f(V.swapaxes, vh0, -1, -2),
+                           s0, u0)
+    return us, ss, [_f(V.swapaxes, c, -1, -2) for c in vs]
+
+
+def pinv(a: Series, *, rcond: Any, hermitian: bool) -> Series:
+    """The pseudo-inverse of a full-rank matrix, ``A^-1`` (square), ``(A^H A)^-1 A^H``
+    (tall) or ``A^H (A A^H)^-1`` (wide), by ``solve``'s recurrence over the Gram matrix's series; a matrix
+    of lower rank raises (its pseudo-inverse is not analytic where the rank may change)."""
+    p0 = _call(L.pinv_p, a[0], rcond=rcond, hermitian=hermitian)
+    if len(a) == 1:
+        return [p0]
+    if hermitian:
+        a = [_f(L._herm_part, c, True) for c in a]
+    sv = np.linalg.svd(np.asarray(_raw(a[0])), compute_uv=False)
+    if sv.size and (sv.min(axis=-1) <= np.asarray(rcond) * sv.max(axis=-1)).any():
+        raise LinAlgError("dualad: pinv: Taylor coefficients of the pseudo-inverse of a "
+                          "rank-deficient matrix are not supported; regularize it (e.g. "
+                          "A^H A + eps I) or reduce it to full rank")
+    m, n = a[0].shape[-2:]
+    if m == n:  # (the inverse: no Gram matrix squaring the condition number)
+        return [p0] + _inv_series(a, p0)[1:]
+    ah = [_mH(c) for c in a]
+    if m > n:
+        return [p0] + solve(_gram(a), ah)[1:]
+    return [p0] + [_mH(c) for c in solve(_gram(a), a)[1:]]
 
 
 def norm2(x: Series, *, axis: tuple[int, ...], keepdims: bool) -> Series:
@@ -368,9 +472,12 @@ LINALG_TAYLOR_RULES: dict[str, Rule] = {
     "eigh": eigh,
     "eigvalsh": eigvalsh,
     "eigvals": eigvals,
+    "eig": eig,
+    "svd": svd,
+    "pinv": pinv,
     "svdvals": svdvals,
     "norm2": norm2,
     "qr": qr,
 }
 """The Taylor rule of each linear-algebra primitive that has one, by the primitive's name
-(``eig``'s eigenvectors, ``svd``, ``pinv`` have none yet: they raise in Taylor mode)."""
+(``dualad.scipy.linalg``'s ``sqrtm`` and ``logm``: ``dualad.scipy.taylor_linalg``)."""

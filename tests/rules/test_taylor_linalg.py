@@ -62,13 +62,18 @@ CASES = {
     "eigh": lambda rng, c: ([_spd(rng, 3, cplx=c)], {"UPLO": "L"}),
     "eigvalsh": lambda rng, c: ([_spd(rng, 3, cplx=c)], {"UPLO": "U"}),
     "eigvals": lambda rng, c: ([_series(rng, (3, 3), cplx=c)], {}),
+    "eig": lambda rng, c: ([_series(rng, (3, 3), cplx=c)], {}),
+    "svd": lambda rng, c: ([_series(rng, (4, 3), cplx=c)],
+                           {"full_matrices": False, "hermitian": False}),
+    "pinv": lambda rng, c: ([_series(rng, (4, 3), cplx=c)], {"rcond": 1e-15, "hermitian": False}),
     "svdvals": lambda rng, c: ([_series(rng, (4, 3), cplx=c)], {}),
     "norm2": lambda rng, c: ([_series(rng, (4, 3), cplx=c)], {"axis": (0,), "keepdims": False}),
     "qr": lambda rng, c: ([_series(rng, (4, 3), cplx=c)], {"mode": "reduced"}),
 }
 PRIMS = {"inv": L.inv_p, "solve": L.solve_p, "det": L.det_p, "slogdet": L.slogdet_p,
          "cholesky": L.cholesky_p, "eigh": L.eigh_p, "eigvalsh": L.eigvalsh_p,
-         "eigvals": L.eigvals_p, "svdvals": L.svdvals_p, "norm2": L.norm2_p, "qr": L.qr_p}
+         "eigvals": L.eigvals_p, "svdvals": L.svdvals_p, "norm2": L.norm2_p, "qr": L.qr_p,
+         "eig": L.eig_p, "svd": L.svd_p, "pinv": L.pinv_p}
 
 
 def test_every_rule_is_checked():
@@ -99,9 +104,13 @@ def test_the_other_triangle(params, cplx):
 
 @pytest.mark.parametrize("shape", [(3, 3), (3, 5), (5, 2)])
 @pytest.mark.parametrize("cplx", [False, True], ids=["real", "complex"])
-def test_qr_and_svdvals_of_every_shape(shape, cplx):
+def test_qr_svd_pinv_of_every_shape(shape, cplx):
     a = _series(np.random.default_rng(sum(shape)), shape, cplx=cplx)
-    for name, params in (("qr", {"mode": "reduced"}), ("svdvals", {})):
+    every = [("qr", {"mode": "reduced"}), ("svdvals", {}),
+             ("pinv", {"rcond": 1e-15, "hermitian": False})]
+    if not (cplx and shape[0] < shape[1]):  # (below: raises)
+        every.append(("svd", {"full_matrices": shape[0] == shape[1], "hermitian": False}))
+    for name, params in every:
         _close(TL.LINALG_TAYLOR_RULES[name](a, **params),
                nested_series(PRIMS[name], [a], ORDER, **params))
 
@@ -223,6 +232,33 @@ def test_repeated_eigenvalues_raise_beyond_what_is_defined():
     _close(TL.eigvalsh(s, UPLO="L"), nested_series(L.eigvalsh_p, [s], 1, UPLO="L"))
     with pytest.raises(LinAlgError, match="beyond order 1"):
         TL.eigvalsh(s + [np.eye(3)], UPLO="L")
+
+
+@pytest.mark.parametrize("cplx", [False, True], ids=["real", "complex"])
+def test_hermitian_svd_and_pinv_read_the_lower_triangle(cplx):
+    a = _spd(np.random.default_rng(4), 3, cplx=cplx)
+    for name in ("svd", "pinv"):
+        params = {"hermitian": True} | ({"full_matrices": False} if name == "svd"
+                                        else {"rcond": 1e-15})
+        _close(TL.LINALG_TAYLOR_RULES[name](a, **params),
+               nested_series(PRIMS[name], [a], ORDER, **params))
+
+
+def test_svd_and_pinv_raise_where_the_rule_does_not_hold():
+    rng = np.random.default_rng(1)
+    wide = _series(rng, (2, 4), cplx=True)
+    with pytest.raises(NotImplementedError, match="wide complex"):
+        TL.svd(wide, full_matrices=False, hermitian=False)
+    tall = _series(rng, (4, 2))
+    with pytest.raises(LinAlgError, match="full_matrices=False"):
+        TL.svd(tall, full_matrices=True, hermitian=False)
+    low_rank = [np.outer(np.arange(1.0, 5.0), [1.0, 2.0])] + tall[1:]
+    with pytest.raises(LinAlgError, match="zero singular value"):
+        TL.svd(low_rank, full_matrices=False, hermitian=False)
+    with pytest.raises(LinAlgError, match="rank-deficient"):
+        TL.pinv(low_rank, rcond=1e-15, hermitian=False)
+    with pytest.raises(LinAlgError, match="repeated eigenvalue"):
+        TL.eig([np.diag([1.0, 1.0, 2.0]), rng.standard_normal((3, 3))])
 
 
 def test_rank_deficient_qr_and_complete_tall_qr_raise():
