@@ -376,8 +376,9 @@ def svd(a: Series, *, full_matrices: bool, hermitian: bool) -> tuple[Series, Ser
 
 def pinv(a: Series, *, rcond: Any, hermitian: bool) -> Series:
     """The pseudo-inverse of a full-rank matrix, ``A^-1`` (square), ``(A^H A)^-1 A^H``
-    (tall) or ``A^H (A A^H)^-1`` (wide), by ``solve``'s recurrence over the Gram matrix's series; a matrix
-    of lower rank raises (its pseudo-inverse is not analytic where the rank may change)."""
+    (tall) or ``A^H (A A^H)^-1`` (wide), by ``solve``'s recurrence over the Gram matrix's
+    series; a matrix of lower rank raises (its pseudo-inverse is not analytic where the rank
+    may change)."""
     p0 = _call(L.pinv_p, a[0], rcond=rcond, hermitian=hermitian)
     if len(a) == 1:
         return [p0]
