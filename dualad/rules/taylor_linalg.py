@@ -355,7 +355,7 @@ def svd(a: Series, *, full_matrices: bool, hermitian: bool) -> tuple[Series, Ser
         raise LinAlgError("dualad: svd: with full_matrices=True the extra columns of U (rows "
                           "of Vh) of a non-square matrix are not unique, so they have no "
                           "Taylor coefficients; use full_matrices=False")
-    sd = np.asarray(_raw(s0))
+    sd = _raw(s0)
     if sd.size and (sd <= L._tol(sd, sd.shape[-1])).any():
         raise LinAlgError("dualad: svd: U and Vh have no Taylor coefficients at a zero "
                           "singular value; use svdvals for the singular values")
@@ -384,8 +384,8 @@ def pinv(a: Series, *, rcond: Any, hermitian: bool) -> Series:
         return [p0]
     if hermitian:
         a = [_f(L._herm_part, c, True) for c in a]
-    sv = np.linalg.svd(np.asarray(_raw(a[0])), compute_uv=False)
-    if sv.size and (sv.min(axis=-1) <= np.asarray(rcond) * sv.max(axis=-1)).any():
+    sv = _raw(_call(L.svdvals_p, a[0]))
+    if sv.size and (sv.min(axis=-1) <= rcond * sv.max(axis=-1)).any():
         raise LinAlgError("dualad: pinv: Taylor coefficients of the pseudo-inverse of a "
                           "rank-deficient matrix are not supported; regularize it (e.g. "
                           "A^H A + eps I) or reduce it to full rank")
@@ -426,7 +426,7 @@ def qr(a: Series, *, mode: str) -> tuple[Series, Series]:
                           "matrix are not unique, so they have no Taylor coefficients; use "
                           "mode='reduced'")
     k0 = min(m, n)
-    d = np.abs(np.diagonal(np.asarray(_raw(r0))[..., :k0, :k0], 0, -2, -1))
+    d = np.abs(_raw(_diag(r0[..., :k0, :k0])))  # (on the arrays' device, as the JVP's)
     if k0 and (d <= L._tol(d, k0)).any():
         raise LinAlgError("dualad: qr: the Taylor coefficients need a full-rank leading "
                           "block (R has a zero on its diagonal)")

@@ -1,6 +1,7 @@
 """Taylor-coefficient rules of the products and the choosing reductions: ``prod``,
 ``cumprod`` (:mod:`dualad.rules.products`), ``amax``, ``amin``
-(:mod:`dualad.rules.reductions`).
+(:mod:`dualad.rules.reductions`), and ``where`` (:mod:`dualad.rules.linear`: linear in its
+values, not in its condition).
 
 The series convention is :mod:`dualad.rules.taylor`'s. A product of ``n`` factors is a
 Cauchy product of their series, taken as a balanced tree (``log2 n`` vectorized Cauchy
@@ -16,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.tensor import Tensor
+from . import linear as Lin
 from . import products as P
 from . import reductions as R
 from . import vocabulary as V
@@ -97,6 +99,20 @@ def _through_jvp(prim: Any) -> Rule:
     return rule
 
 
+def where(condition: Series, a: Series, b: Series) -> Series:
+    """``where(c, a, b)``: the condition at ``t = 0`` chooses each coefficient (it is
+    piecewise constant: its own series carries no derivative)."""
+    K = max(len(a), len(b)) - 1
+    c0 = condition[0]
+    y0 = _plain(Lin.where(c0, a[0], b[0]), c0, a[0], b[0])
+    ys = [y0]
+    for k in range(1, K + 1):
+        ak = a[k] if k < len(a) else _f(V.zeros_like, a[0])
+        bk = b[k] if k < len(b) else _f(V.zeros_like, b[0])
+        ys.append(_plain(Lin.where(c0, ak, bk), c0, ak, bk))
+    return ys
+
+
 amax = _through_jvp(R.amax)
 amin = _through_jvp(R.amin)
 
@@ -106,5 +122,6 @@ PRODUCTS_TAYLOR_RULES: dict[str, Rule] = {
     "cumprod": cumprod,
     "amax": amax,
     "amin": amin,
+    "where": where,
 }
 """The Taylor rules of the products and the choosing reductions, by primitive name."""

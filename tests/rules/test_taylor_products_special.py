@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import dualad.scipy.special  # noqa: F401  (makes the primitives the special rules use)
+from dualad.rules import linear as Lin
 from dualad.rules import products as P
 from dualad.rules import reductions as R
 from dualad.rules import taylor_products as TP
@@ -56,7 +57,16 @@ PRODUCT_PRIMS = {"prod": P.prod_p, "cumprod": P.cumprod_p, "amax": R.amax, "amin
 
 
 def test_every_product_rule_is_checked():
-    assert {n for n, _ in PRODUCT_CASES} == set(TP.PRODUCTS_TAYLOR_RULES) == set(PRODUCT_PRIMS)
+    assert {n for n, _ in PRODUCT_CASES} | {"where"} == set(TP.PRODUCTS_TAYLOR_RULES)
+    assert set(PRODUCT_PRIMS) | {"where"} == set(TP.PRODUCTS_TAYLOR_RULES)
+
+
+def test_where_against_nested_dual_levels():
+    rng = np.random.default_rng(0)
+    a, b = _series(rng, (3, 4)), _series(rng, (4,), order=1)  # (b: shorter, broadcast)
+    cond = [a[0] > 0]
+    got = TP.where(cond, a, b)
+    _close(got, nested_series(Lin.where, [cond, a, b + [np.zeros(4)] * 2], ORDER))
 
 
 @pytest.mark.parametrize("cplx", [False, True], ids=["real", "complex"])
