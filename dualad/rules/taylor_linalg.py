@@ -28,8 +28,13 @@ matrix products in all:
 - ``qr``: ``A = Q R`` with ``Q^H Q = I``, ``R`` upper triangular with a real diagonal; the
   first-order rule's construction with the right-hand side ``S_k = A_k - sum_{0<j<k} Q_j
   R_{k-j}`` and the orthogonality defect ``P_k = sum_{0<j<k} Q_j^H Q_{k-j}``;
-- ``svdvals``: the square roots of the eigenvalues of the Gram matrix ``A^H A`` (or
-  ``A A^H``), by ``eigvalsh``'s rule and ``sqrt``'s; ``norm2``: ``sqrt(sum |x|^2)``.
+- ``eig``: ``eigvals``' recurrence, the diagonal of ``Q_k`` from the first-order rule's
+  gauge at every ``t`` (unit columns, a real ``(V^-1 V')_jj``);
+- ``svd``, ``svdvals``: ``V`` and ``s^2`` by ``eigh``'s recurrence on the Gram matrix
+  ``A^H A`` (``A A^H`` for ``svdvals`` of a wide matrix; ``svd`` of a wide real matrix
+  through its transpose), ``s`` by ``sqrt``'s, ``U = A V / s``;
+- ``pinv`` of a full-rank matrix: ``inv``'s, or ``solve``'s over the Gram matrix;
+  ``norm2``: ``sqrt(sum |x|^2)``.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from ..core.tensor import Tensor
 from . import linalg as L
 from . import taylor as T
 from . import vocabulary as V
-from .taylor import Rule, Series, _exp_series, _f, _is_complex, _sqrt_series, _sum, multiply
+from .taylor import Rule, Series, _exp_series, _f, _is_complex, _order, _sqrt_series, _sum, multiply
 
 
 def _plain(out: Any, *inputs: Any) -> Any:
@@ -77,10 +82,6 @@ def _diag(a: Any) -> Any:
 def _at(s: Sequence[Any], k: int) -> Any:
     """Coefficient ``k`` of ``s``, None past its end (a zero)."""
     return s[k] if k < len(s) else None
-
-
-def _order(*series: Sequence[Any]) -> int:
-    return max(len(s) for s in series) - 1
 
 
 def _raw(a: Any) -> Any:
