@@ -31,8 +31,9 @@ matrix products in all:
 - ``eig``: ``eigvals``' recurrence, the diagonal of ``Q_k`` from the first-order rule's
   gauge at every ``t`` (unit columns, a real ``(V^-1 V')_jj``);
 - ``svd``, ``svdvals``: ``V`` and ``s^2`` by ``eigh``'s recurrence on the Gram matrix
-  ``A^H A`` (``A A^H`` for ``svdvals`` of a wide matrix; ``svd`` of a wide real matrix
-  through its transpose), ``s`` by ``sqrt``'s, ``U = A V / s``;
+  ``A^H A`` (``A A^H`` for ``svdvals`` of a wide matrix; ``svd`` of a wide matrix
+  through its conjugate transpose, the phase gauge moved back to ``V``), ``s`` by
+  ``sqrt``'s, ``U = A V / s``;
 - ``pinv`` of a full-rank matrix: ``inv``'s, or ``solve``'s over the Gram matrix;
   ``norm2``: ``sqrt(sum |x|^2)``.
 """
@@ -345,8 +346,8 @@ def _svd_tall(a: Series, u0: Any, s0: Any, v0: Any) -> tuple[Series, Series, Ser
 
 def svd(a: Series, *, full_matrices: bool, hermitian: bool) -> tuple[Series, Series, Series]:
     """``(U, s, Vh)``: ``V`` and ``s^2`` from the Gram matrix by ``eigh``'s recurrence,
-    ``U = A V / s`` (distinct, non-zero singular values; a wide real matrix through its
-    transpose)."""
+    ``U = A V / s`` (distinct, non-zero singular values; a wide matrix through its
+    conjugate transpose)."""
     u0, s0, vh0 = _call(L.svd_p, a[0], full_matrices=full_matrices, hermitian=hermitian)
     K = len(a) - 1
     if K == 0:
@@ -365,14 +366,26 @@ def svd(a: Series, *, full_matrices: bool, hermitian: bool) -> tuple[Series, Ser
     if m >= n:
         us, ss, vs = _svd_tall(a, u0, s0, _mH(vh0))
         return us, ss, [_mH(c) for c in vs]
+    # a wide matrix: A^H = V S U^H is tall; its recurrence puts the gauge on U, so a
+    # diagonal phase moves it to V (A is unchanged by U D, V D for a diagonal D)
+    vs, ss, us = _svd_tall([_mH(c) for c in a], _mH(vh0), s0, u0)
     if _is_complex(a[0]):
-        raise NotImplementedError(
-            "dualad: svd: Taylor coefficients of U and Vh of a wide complex matrix are not "
-            "implemented (their phase gauge sits on V); take the svd of the conjugate "
-            "transpose, or use svdvals")
-    vs, ss, us = _svd_tall([_f(V.swapaxes, c, -1, -2) for c in a], _f(V.swapaxes, vh0, -1, -2),
-                           s0, u0)
-    return us, ss, [_f(V.swapaxes, c, -1, -2) for c in vs]
+        us, vs = _gauge_on_v(us, vs)
+    return us, ss, [_mH(c) for c in vs]
+
+
+def _gauge_on_v(us: Series, vs: Series) -> tuple[Series, Series]:
+    """``(U D, V D)`` with ``D = exp(i theta)`` diagonal, ``theta(0) = 0``, ``theta' = -Im
+    diag(V^H V')``: then ``Im diag((V D)^H (V D)') = 0``, the first-order rule's gauge."""
+    K = len(vs) - 1
+    theta: Series = [0]
+    for k in range(1, K + 1):  # theta_k = coefficient k - 1 of theta', over k
+        m = k - 1
+        vhv = _sum((m + 1 - j) * _diag(_mm(_mH(vs[j]), vs[m + 1 - j])) for j in range(m + 1))
+        theta.append(-_f(V.imag, vhv) * (1j / k))
+    d = _exp_series(theta, _f(V.ones_like, theta[1]), K)
+    d = [_f(V.expand_dims, c, -2) for c in d]
+    return multiply(us, d), multiply(vs, d)
 
 
 def pinv(a: Series, *, rcond: Any, hermitian: bool) -> Series:
