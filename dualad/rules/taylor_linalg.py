@@ -297,8 +297,10 @@ def eig(a: Series) -> tuple[Series, Series]:
         if k > 1:
             inverse.append(-(qs[k - 1] + _sum(_mm(qs[j], inverse[k - 1 - j])
                                               for j in range(1, k - 1))))
-        rest = _sum(_diag(_mm(_mH(qs[j]), _mm(gram, qs[k - j]))) for j in range(1, k))
-        re = -0.5 * _f(V.real, rest) - _f(V.real, _diag(_mm(gram, off)))
+        re = -_f(V.real, _diag(_mm(gram, off)))
+        if k > 1:
+            rest = _sum(_diag(_mm(_mH(qs[j]), _mm(gram, qs[k - j]))) for j in range(1, k))
+            re = re - 0.5 * _f(V.real, rest)
         if not _is_complex(v0):
             return re
         twist = _sum((k - j) * _diag(_mm(inverse[j], qs[k - j])) for j in range(1, k))

@@ -286,3 +286,13 @@ def test_a_rule_on_dual_tensors_carries_their_tangents(name):
     dn = rule([a[0] - h * e] + a[1:], **params)
     for t, u, d in zip(tangents, up, dn, strict=True):
         np.testing.assert_allclose(t, (u - d) / (2 * h), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cplx", [False, True], ids=["real", "complex"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_single_precision_stays_single(name, cplx):
+    args, params = CASES[name](np.random.default_rng(0), cplx)
+    dt = np.complex64 if cplx else np.float32
+    out = TL.LINALG_TAYLOR_RULES[name](*[[c.astype(dt) for c in s] for s in args], **params)
+    kinds = {np.asarray(c).dtype for o in (out if isinstance(out, tuple) else (out,)) for c in o}
+    assert kinds <= {np.dtype(np.float32), np.dtype(np.complex64)}, kinds

@@ -189,3 +189,21 @@ def test_a_series_in_a_shape_parameter_raises(name):
     args[0] = args[0] + [np.ones(4)]  # (a series in the first shape parameter)
     with pytest.raises(NotImplementedError, match="no closed form"):
         TS.SPECIAL_TAYLOR_RULES[name](*args)
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL_CASES) + sorted(TP.PRODUCTS_TAYLOR_RULES))
+def test_single_precision_stays_single(name):
+    rng = np.random.default_rng(0)
+    if name in SPECIAL_CASES:
+        args, params = _special_args(name, rng), SPECIAL_CASES[name][1]
+        rule = TS.SPECIAL_TAYLOR_RULES[name]
+    elif name == "where":
+        a = _series(rng, (3,))
+        args, params, rule = [[a[0] > 0], a, a], {}, TP.where
+    else:
+        args = [_series(rng, (3, 5, 4))]
+        params = dict(next(p for n, p in PRODUCT_CASES if n == name))
+        rule = TP.PRODUCTS_TAYLOR_RULES[name]
+    args = [[c.astype(np.float32) if c.dtype.kind == "f" else c for c in s] for s in args]
+    kinds = {np.asarray(c).dtype for c in rule(*args, **params)}
+    assert kinds == {np.dtype(np.float32)}, kinds
