@@ -167,6 +167,17 @@ def _qr_signed(a, signs):
     return q, r
 
 
+@pytest.mark.parametrize("name", ["inv", "det"])
+def test_complex_order_10_against_mpmath(name):
+    rng = np.random.default_rng(6)
+    a = [0.3 * c for c in _series(rng, (3, 3), order=HIGH, cplx=True, shift=3.0)]
+    a[0] = a[0] / 0.3
+    path = mp_path(a)
+    fn, shape = (mp.inverse, (3, 3)) if name == "inv" else (mp.det, ())
+    _close(TL.LINALG_TAYLOR_RULES[name](a), mp_series(lambda t: fn(path(t)), HIGH, shape),
+           rtol=1e-9)
+
+
 @pytest.mark.parametrize("name", ["inv", "det", "cholesky", "eigvalsh", "qr", "slogdet"])
 def test_order_10_against_mpmath(name):
     rng = np.random.default_rng(5)
