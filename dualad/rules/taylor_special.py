@@ -12,7 +12,7 @@ rule works once that module is imported.
 - ``gamma = sign exp(gammaln)``, ``beta = sign exp(betaln)``, ``betaln = gammaln(a) +
   gammaln(b) - gammaln(a + b)``: ``exp``'s recurrence over those series;
 - ``ndtr`` from ``erf``'s derivative, ``log_ndtr`` from ``y' = exp(-x^2/2 - y) x' /
-  sqrt(2 pi)`` (the formula table's, exact in the far left tail: the exponential's series
+  sqrt(2 pi)`` (the formula table's, finite in the far left tail: the exponential's series
   is computed online from the output's coefficients);
 - ``xlog1py(a, b) = a log1p(b)``: a Cauchy product;
 - ``gammainc``, ``gammaincc``, ``betainc``, ``betaincc``, ``stdtr``: differentiable in
@@ -126,7 +126,9 @@ def ndtr(x: Series) -> Series:
 def log_ndtr(x: Series) -> Series:
     """``log Phi(x)``: ``y' = exp(v) x' / sqrt(2 pi)``, ``v = -x^2 / 2 - y``, the series of
     ``exp(v)`` computed online from ``y``'s coefficients as they come (no ``Phi`` divides:
-    exact in the far left tail, where ``Phi`` underflows)."""
+    finite in the far left tail, where ``Phi`` underflows). There ``v_k`` is a difference
+    of terms about ``x_0^2`` times larger than itself, so each order loses some digits:
+    relative error 2e-11 at order 3 and 8e-9 at order 6 for ``x_0 = -30``."""
     K = len(x) - 1
     q = [-0.5 * s for s in T._square_series(x, K)]
     vs: list[Any] = []
