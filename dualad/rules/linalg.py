@@ -345,6 +345,8 @@ def _cholesky_impl(a: Any, *, upper: bool) -> Any:
     xp = namespace(a)
     if xp is np:
         return np.linalg.cholesky(a, upper=upper)
+    if getattr(xp, "__name__", "") == "dask.array":  # (Dask's returns the upper factor
+        return xp.linalg.cholesky(a, lower=not upper)  # unless asked for the lower one)
     if not upper:
         return xp.linalg.cholesky(a)
     # CuPy's cholesky has no ``upper``: the upper factor read from the upper triangle is

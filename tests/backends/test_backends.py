@@ -296,6 +296,63 @@ def test_forward_over_reverse_stays_lazy_and_matches_numpy(bname: str, op: opdb.
             _close(backend, t._data, want_t, f"{op.name} second order")
 
 
+def _dask_limited_cases() -> list[Any]:
+    out = []
+    for op in opdb.OPS:
+        if "float64" not in op.dtypes or not op.name.startswith(DASK_LIMITS):
+            continue
+        picked = [s for s in opdb.samples(op, "float64")
+                  if not s.xfail and s.diff and all(np.ndim(s.args[i]) for i in s.diff)
+                  and all(np.size(s.args[i]) for i in s.diff)][:2]
+        out += [pytest.param(op, s, id=f"{op.name}-{s.desc}") for s in picked]
+    return out
+
+
+@pytest.mark.parametrize(("op", "s"), _dask_limited_cases())
+def test_dask_linalg_and_fft_match_numpy_or_raise(op: opdb.OpInfo, s: opdb.Sample) -> None:
+    """Where Dask's own linalg and FFTs fall short (DASK_LIMITS), dualad may raise or
+    compute, but a value it returns is NumPy's: a function Dask names like NumPy's but
+    defines differently (its ``cholesky`` returns the upper factor) must not pass through."""
+    backend = BACKENDS["dask"]()
+    rng = opdb.rng_for(op, "float64", s, "backend-limits")
+    u = opdb.directions(s, rng)[0]
+    v = opdb.cotangents(op, s, rng)
+    want_p, want_t = opdb.jvp(op, s, u)
+    want_g, _, _ = opdb.vjp(op, s, v)
+    try:
+        got = _jvp(backend, op, _put_sample(backend, s), u)
+    except (NotImplementedError, AttributeError, ValueError, TypeError):
+        return  # (Dask's limit, said: docs/backends.md)
+    for (p, t), wp, wt in zip(got, want_p, want_t, strict=True):
+        _close(backend, p, wp, f"{op.name} primal on Dask")
+        if t is not None:
+            _close(backend, t, wt, f"{op.name} tangent on Dask")
+    got_g, _, _ = _vjp(op, _put_sample(backend, s), [backend.put(w) for w in v])
+    for g, w in zip(got_g, want_g, strict=True):
+        _close(backend, g._data, w, f"{op.name} gradient on Dask")
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_on_one_dask_chunk_is_numpys_factor(upper: bool) -> None:
+    """Dask's ``linalg.cholesky`` returns the upper factor unless asked for the lower one:
+    the factor, its tangent and the gradient must be NumPy's either way."""
+    rng = np.random.default_rng(7)
+    m = rng.standard_normal((4, 4))
+    a, t, w = m @ m.T + 4 * np.eye(4), rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    t = t + t.T
+    want_p, want_t = da.functional.jvp(lambda x: dnp.linalg.cholesky(x, upper=upper), a, t)
+    got_p, got_t = da.functional.jvp(lambda x: dnp.linalg.cholesky(x, upper=upper),
+                                     da.as_tensor(dka.from_array(a)),
+                                     da.as_tensor(dka.from_array(t)))
+    x = da.as_tensor(dka.from_array(a)).requires_grad_(True)
+    (dnp.linalg.cholesky(x, upper=upper) * da.as_tensor(dka.from_array(w))).sum().backward()
+    xn = da.as_tensor(a).requires_grad_(True)
+    (dnp.linalg.cholesky(xn, upper=upper) * da.as_tensor(w)).sum().backward()
+    for got, want in ((got_p, want_p), (got_t, want_t), (x.grad, xn.grad)):
+        np.testing.assert_allclose(np.asarray(got._data), np.asarray(want._data), rtol=1e-12,
+                                   atol=1e-12)
+
+
 # ------------------------------------------------------------- lazy until compute(), on Dask
 
 
