@@ -64,6 +64,9 @@ def gather_rows(p: Pattern, src: Any) -> Pattern:
     values (a sparse tangent, ``dualad.sparse.tangents``): they are copied with their rows.
     """
     src = np.asarray(src, dtype=np.int64).ravel()
+    if len(src) and src[0] >= 0 and src[-1] - src[0] == len(src) - 1 and (
+            len(src) == 1 or (np.diff(src) == 1).all()):
+        return _row_range(p, int(src[0]), int(src[-1]) + 1)  # (a slice, a concatenation)
     valid = src >= 0
     s = np.where(valid, src, 0)
     starts = p.indptr[s].astype(np.int64) if len(s) else np.zeros(0, np.int64)
@@ -74,6 +77,13 @@ def gather_rows(p: Pattern, src: Any) -> Pattern:
     where_from = np.arange(total, dtype=np.int64) + np.repeat(starts - indptr[:-1], lens)
     return sp.csr_array((p.data[where_from], p.indices[where_from], indptr),
                         shape=(len(src), p.shape[1]))
+
+
+def _row_range(p: Pattern, start: int, stop: int) -> Pattern:
+    """Rows ``start:stop`` of ``p``: views of its arrays, O(rows)."""
+    lo, hi = p.indptr[start], p.indptr[stop]
+    return sp.csr_array((p.data[lo:hi], p.indices[lo:hi], p.indptr[start:stop + 1] - lo),
+                        shape=(stop - start, p.shape[1]))
 
 
 def group_rows(p: Pattern, target: Any, rows: int) -> Pattern:
