@@ -6,10 +6,10 @@
 Rows: the Rosenbrock residuals at n = 2·10⁵, the 2-D Bratu residual on a 300×300 grid and
 an arrowhead function (a dense row and column: coloring needs bicoloring there, sparse
 tangents do not). Columns: dualad's sparse tangents (one traced evaluation carrying CSR
-Jacobians); ``sparse_jacobian`` by detection + coloring + batched JVP where it is present
-(first call: detection and coloring included; then a prepared evaluation, where it offers
-one); SciPy's ``approx_derivative`` given the same pattern (finite differences on NumPy
-code; best of 2, it takes seconds on the arrowhead). Best of 5 calls after a warm-up; every Jacobian is checked against the others.
+Jacobians, best of 7 calls after a warm-up); ``sparse_jacobian`` (detection + coloring +
+batched JVP) where it is present; SciPy's ``approx_derivative`` given the same pattern
+(finite differences on NumPy code; best of 2, it takes seconds on the arrowhead). Every
+Jacobian is checked against the finite differences.
 """
 
 from __future__ import annotations
@@ -21,20 +21,10 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize._numdiff import approx_derivative
-from sparse_detection import arrowhead, bratu, rosenbrock_residuals
+from sparse_detection import _best, arrowhead, bratu, rosenbrock_residuals
 
 import dualad.functional as F
 from dualad.functional._sparse_tangents import sparse_tangent_jacobian
-
-
-def _best(fn: Callable[[], Any], repeats: int = 5) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def _numpy(func: Callable[..., Any]) -> Callable[[np.ndarray], np.ndarray]:

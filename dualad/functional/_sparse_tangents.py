@@ -20,9 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from dualad.core import levels
-from dualad.core.dispatch import _eval, dual, innermost
+from dualad.core.dispatch import _eval, dual
 from dualad.core.levels import Interpreter
 from dualad.core.tensor import Tensor, _make
+from dualad.functional._sparsity import _value, split_at
 from dualad.rules._util import elementwise_aval
 from dualad.sparse import patterns as P
 from dualad.sparse import tangents as T
@@ -50,14 +51,7 @@ class SparseTangentLevel(Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         L = self.level
-        primals, tangents = [], []
-        for a in args:
-            if a.__class__ is Tensor and a._level == L:
-                primals.append(a._primal)
-                tangents.append(a._stored_tangent)
-            else:
-                primals.append(a)
-                tangents.append(None)
+        primals, tangents = split_at(L, args)
         out = _eval(prim, primals, params)
         if all(t is None for t in tangents):
             return out
@@ -90,11 +84,6 @@ class SparseTangentLevel(Interpreter):
         raise NotImplementedError(
             f"sparse tangents: the custom Function {cls.__name__} has no sparse-tangent rule "
             f"(its jvp takes dense tangents); {_USE_COLORING}")
-
-
-def _value(a: Any) -> Any:
-    """The plain array inside ``a`` (a Tensor at any levels), or ``a`` as it is."""
-    return innermost(a)._data if a.__class__ is Tensor else a
 
 
 def _partials(prim: Any, call: P.Call) -> list[tuple[Any, Any] | None]:
