@@ -139,6 +139,12 @@ def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: b
             f"make_dual: the primal has dtype {x.dtype}; only floating and complex tensors can "
             "carry a tangent (convert with .astype('float64'))"
         )
+    if type(tangent).__module__.startswith("scipy.sparse"):
+        raise TypeError(
+            "make_dual: the tangent is a SciPy sparse matrix; a dual level carries dense "
+            "tangents. For a Jacobian carried as sparse matrices (directions as columns) use "
+            "dualad.functional.sparse_jacobian(func, x, strategy=\"sparse-tangents\"), or "
+            "pass tangent.toarray()")
     t = tangent if isinstance(tangent, Tensor) else Tensor(tangent)
     want = ((t.shape[0],) if batched and t.ndim else ()) + x.shape
     if batched and t.ndim == 0:

@@ -74,14 +74,7 @@ class PatternLevel(Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         L = self.level
-        primals, pats = [], []
-        for a in args:
-            if a.__class__ is Tensor and a._level == L:
-                primals.append(a._primal)
-                pats.append(a._stored_tangent)
-            else:
-                primals.append(a)
-                pats.append(None)
+        primals, pats = split_at(L, args)
         out = _eval(prim, primals, params)
         if all(p is None for p in pats):
             return out
@@ -135,6 +128,20 @@ class PatternLevel(Interpreter):
             if self.second is not None:  # (a user's rule says nothing of second order)
                 P.dense_block(call, self.second)
         return [r if d else None for r, d in zip(result, diff, strict=True)]
+
+
+def split_at(L: int, args: Any) -> tuple[list[Any], list[Any]]:
+    """The operands' primals and their tangents (patterns) at level ``L`` (None: not
+    dual there, a constant at this level)."""
+    primals, tangents = [], []
+    for a in args:
+        if a.__class__ is Tensor and a._level == L:
+            primals.append(a._primal)
+            tangents.append(a._stored_tangent)
+        else:
+            primals.append(a)
+            tangents.append(None)
+    return primals, tangents
 
 
 def _value(a: Any) -> Any:

@@ -8,6 +8,9 @@ differentiate anything:
 * :mod:`dualad.sparse.patterns`: the sparsity-pattern rules of the primitive families
   (gathers, elementwise, reductions, contractions, blocks), on boolean SciPy matrices;
   the tracing interpreter that applies them is ``dualad.functional._sparsity``;
+* :mod:`dualad.sparse.tangents`: the same rules with values, for tangents that are
+  sparse matrices (a Jacobian times a seed, without coloring); the interpreter is
+  ``dualad.functional._sparse_tangents``;
 * :mod:`dualad.sparse.coloring`: colorings of a sparsity pattern (columns for
   forward mode, rows for reverse mode, both for a dense row beside a dense
   column, symmetric star and acyclic colorings for Hessians), with their

@@ -60,9 +60,13 @@ def identity(n: int) -> Pattern:
 def gather_rows(p: Pattern, src: Any) -> Pattern:
     """Row ``k`` of the result is row ``src[k]`` of ``p`` (empty where ``src[k] < 0``).
 
-    CSR index arithmetic: O(rows + nonzeros of the result), no Python loop.
+    CSR index arithmetic: O(rows + nonzeros of the result), no Python loop. ``p`` may hold
+    values (a sparse tangent, ``dualad.sparse.tangents``): they are copied with their rows.
     """
     src = np.asarray(src, dtype=np.int64).ravel()
+    if len(src) and src[0] >= 0 and src[-1] - src[0] == len(src) - 1 and (
+            len(src) == 1 or (np.diff(src) == 1).all()):
+        return _row_range(p, int(src[0]), int(src[-1]) + 1)  # (a slice, a concatenation)
     valid = src >= 0
     s = np.where(valid, src, 0)
     starts = p.indptr[s].astype(np.int64) if len(s) else np.zeros(0, np.int64)
@@ -71,16 +75,32 @@ def gather_rows(p: Pattern, src: Any) -> Pattern:
     np.cumsum(lens, out=indptr[1:])
     total = int(indptr[-1])
     where_from = np.arange(total, dtype=np.int64) + np.repeat(starts - indptr[:-1], lens)
-    return sp.csr_array((np.ones(total, bool), p.indices[where_from], indptr),
+    return sp.csr_array((p.data[where_from], p.indices[where_from], indptr),
                         shape=(len(src), p.shape[1]))
 
 
+def _row_range(p: Pattern, start: int, stop: int) -> Pattern:
+    """Rows ``start:stop`` of ``p``: views of its arrays, O(rows)."""
+    lo, hi = p.indptr[start], p.indptr[stop]
+    return sp.csr_array((p.data[lo:hi], p.indices[lo:hi], p.indptr[start:stop + 1] - lo),
+                        shape=(stop - start, p.shape[1]))
+
+
 def group_rows(p: Pattern, target: Any, rows: int) -> Pattern:
-    """Row ``r`` of the result is the union of the rows ``k`` of ``p`` with ``target[k] == r``."""
+    """Row ``r`` of the result is the union of the rows ``k`` of ``p`` with ``target[k] == r``
+    (for a ``p`` of values: their sum)."""
     target = np.asarray(target, dtype=np.int64).ravel()
     g = sp.csr_array((np.ones(len(target), bool), (target, np.arange(len(target)))),
                      shape=(rows, p.shape[0]))
-    return as_pattern(g @ p)
+    return combine(g, p)
+
+
+def combine(g: Pattern, p: Pattern) -> Pattern:
+    """``g @ p`` for a 0/1 map ``g`` of rows: a pattern's union, or a tangent's sum (``p``
+    of values, ``dualad.sparse.tangents``: ``g`` taken as numbers)."""
+    if p.dtype == bool:
+        return as_pattern(g @ p)
+    return sp.csr_array(g.astype(p.dtype) @ p)
 
 
 def union(patterns: Sequence[Pattern | None], rows: int, n: int) -> Pattern:
@@ -238,7 +258,7 @@ def scan(call: Call, second: Interactions | None, *, nonlinear: bool) -> Pattern
     k, j = np.tril_indices(shape[axis])
     g = sp.csr_array((np.ones(lines.shape[0] * len(k), bool),
                       (lines[:, k].ravel(), lines[:, j].ravel())), shape=(size, size))
-    out = as_pattern(g @ call.patterns[0])
+    out = combine(g, call.patterns[0])
     if second is not None and nonlinear:
         second.join(out, out)
     return out
@@ -303,10 +323,25 @@ def _expand_spec(spec: str, ndims: list[int]) -> tuple[list[str], str]:
     return expanded, out
 
 
-def contraction(call: Call, second: Interactions | None) -> Pattern:
-    """einsum (and matmul as one): output element o depends on element e of a variable
-    operand where they agree on their shared letters and every constant operand is
-    nonzero at that grid point; two variable operands join their rows (second order)."""
+class Grid:
+    """The index grid of an einsum (matmul as one): one point per assignment of its letters.
+
+    Attributes
+    ----------
+    out : per grid point, the output element it adds into (C order).
+    at : per operand, per grid point, the operand's element it reads.
+    rows : the output's size.
+    """
+
+    __slots__ = ("out", "at", "rows")
+
+    def __init__(self, out: np.ndarray, at: list[np.ndarray], rows: int) -> None:
+        self.out, self.at, self.rows = out, at, rows
+
+
+def contraction_grid(call: Call) -> Grid | None:
+    """The grid of ``call`` (an einsum or a matmul); None where it has more than
+    ``_GRID_LIMIT`` points (too large to enumerate)."""
     values = [np.asarray(v) for v in call.values]
     operands, out = _expand_spec(_spec_of(call, values), [v.ndim for v in values])
     sizes: dict[str, int] = {}
@@ -316,7 +351,7 @@ def contraction(call: Call, second: Interactions | None) -> Pattern:
     letters = sorted(sizes)
     grid = tuple(sizes[c] for c in letters)
     if int(np.prod(grid, dtype=np.int64)) > _GRID_LIMIT:
-        return None  # (too large to enumerate: the caller's dense block)
+        return None
 
     def flat(s: str, shape: tuple[int, ...]) -> np.ndarray:
         idx = np.zeros((1,) * len(grid), np.int64)
@@ -329,23 +364,32 @@ def contraction(call: Call, second: Interactions | None) -> Pattern:
             stride *= d
         return np.broadcast_to(idx, grid).ravel()
 
-    out_flat = flat(out, tuple(sizes[c] for c in out))
-    rows = int(np.prod([sizes[c] for c in out], dtype=np.int64))
-    mask = np.ones(out_flat.shape, bool)
-    at = [flat(s, v.shape) for s, v in zip(operands, values, strict=True)]
+    return Grid(flat(out, tuple(sizes[c] for c in out)),
+                [flat(s, v.shape) for s, v in zip(operands, values, strict=True)],
+                int(np.prod([sizes[c] for c in out], dtype=np.int64)))
+
+
+def contraction(call: Call, second: Interactions | None) -> Pattern:
+    """einsum (and matmul as one): output element o depends on element e of a variable
+    operand where they agree on their shared letters and every constant operand is
+    nonzero at that grid point; two variable operands join their rows (second order)."""
+    g = contraction_grid(call)
+    if g is None:
+        return None  # (too large to enumerate: the caller's dense block)
+    mask = np.ones(g.out.shape, bool)
     for k, p in enumerate(call.patterns):
         if p is None:
-            mask &= values[k].ravel()[at[k]] != 0
+            mask &= np.asarray(call.values[k]).ravel()[g.at[k]] != 0
     parts, per_point = [], []
     for k, p in enumerate(call.patterns):
         if p is not None:
-            parts.append(group_rows(gather_rows(p, at[k][mask]), out_flat[mask], rows))
-            per_point.append(gather_rows(p, at[k][mask]))
+            parts.append(group_rows(gather_rows(p, g.at[k][mask]), g.out[mask], g.rows))
+            per_point.append(gather_rows(p, g.at[k][mask]))
     if second is not None:
         for i in range(len(per_point)):
             for j in range(i + 1, len(per_point)):
                 second.join(per_point[i], per_point[j])
-    return union(parts, rows, call.n)
+    return union(parts, g.rows, call.n)
 
 
 def _spec_of(call: Call, values: list[np.ndarray]) -> str:
