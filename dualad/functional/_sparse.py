@@ -36,7 +36,8 @@ from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: n
 
 from ._common import batched_level_live, check_chunk_size, chunks, is_dual, is_tensor
 
-STRATEGIES = ("auto", "forward", "reverse", "bidirectional")
+STRATEGIES = ("auto", "forward", "reverse", "bidirectional")  # (colorings; sparse_jacobian
+# also takes "sparse-tangents", which needs no coloring and so has nothing to prepare)
 HESSIAN_COLORINGS = ("star", "acyclic")
 
 # A product checked against the sparse result may differ by rounding only: relative to
@@ -522,6 +523,10 @@ def prepare_sparse_jacobian(func: Callable[..., Any], x: Any, sparsity: Any = No
            [0., 0., 0., 4., 3.]])
     """
     a = _point(x, "prepare_sparse_jacobian")
+    if strategy == "sparse-tangents":
+        raise ValueError("prepare_sparse_jacobian: strategy='sparse-tangents' has nothing to "
+                         "prepare (no pattern, no coloring); call sparse_jacobian(func, x, "
+                         "strategy='sparse-tangents') at each point")
     _check_choice(strategy, STRATEGIES, "strategy")
     check_chunk_size(chunk_size)
     _check_every(check)
@@ -546,6 +551,11 @@ def sparse_jacobian(func: Callable[..., Any], x: Any, sparsity: Any = None, *,
     points). Equal to ``jacfwd(func)(x)`` reshaped to ``(func(x).size, x.size)``
     (``jacrev``'s for ``strategy="reverse"`` and a complex function).
 
+    ``strategy="sparse-tangents"`` needs no pattern and no coloring: the
+    identity is pushed as one SciPy sparse tangent through the elementwise,
+    linear and reduction families, which gives the Jacobian directly; a
+    primitive outside them raises, pointing back to the colorings.
+
     Returns
     -------
     scipy.sparse.csr_array
@@ -562,6 +572,13 @@ def sparse_jacobian(func: Callable[..., Any], x: Any, sparsity: Any = None, *,
            [0., 2., 0.],
            [0., 0., 2.]])
     """
+    if strategy == "sparse-tangents":
+        if sparsity is not None:
+            raise ValueError("sparse_jacobian: strategy='sparse-tangents' finds the pattern "
+                             "itself (it is the result's); pass sparsity=None, or pick a "
+                             "coloring strategy to use the pattern given")
+        from ._sparse_tangents import sparse_tangent_jacobian
+        return sparse_tangent_jacobian(func, x)
     return prepare_sparse_jacobian(func, x, sparsity, strategy=strategy,
                                    coloring_order=coloring_order, chunk_size=chunk_size)(x)
 

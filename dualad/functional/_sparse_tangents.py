@@ -30,7 +30,7 @@ from dualad.sparse import tangents as T
 
 __all__ = ["sparse_tangent_jacobian", "SparseTangentLevel"]
 
-_USE_COLORING = ("use sparse_jacobian with coloring (strategy='coloring'), which pushes "
+_USE_COLORING = ("use sparse_jacobian with coloring (its default strategy, 'auto'), which pushes "
                  "dense tangents through every primitive")
 
 

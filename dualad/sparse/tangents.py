@@ -91,7 +91,7 @@ def contraction(call: P.Call) -> Tangent | None:
     if grid is None:
         raise NotImplementedError(
             f"sparse tangents: the {call.name} has more than {P._GRID_LIMIT} index-grid "
-            "points to enumerate; use sparse_jacobian with coloring (strategy='coloring') "
+            "points to enumerate; use sparse_jacobian with coloring (its default strategy, 'auto') "
             "for it")
     values = [np.asarray(v) for v in call.values]
     acc = None

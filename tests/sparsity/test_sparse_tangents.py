@@ -75,7 +75,7 @@ def test_families(name):
 @pytest.mark.parametrize("name, prim", sorted(NO_RULE.items()))
 def test_families_without_a_rule_raise(name, prim):
     f, n = FAMILIES[name]
-    with pytest.raises(NotImplementedError, match=rf"'{prim}'.*strategy='coloring'"):
+    with pytest.raises(NotImplementedError, match=rf"'{prim}'.*strategy, 'auto'"):
         sparse_tangent_jacobian(f, RNG.uniform(0.5, 1.5, n))
 
 
@@ -205,3 +205,22 @@ def test_random_compositions(steps, seed):
         return x
 
     assert_matches(f, x)
+
+
+@pytest.mark.parametrize("f, n", [(banded, 12), (bratu, 36), (arrowhead, 9),
+                                  (rosenbrock_residuals, 10)])
+def test_sparse_jacobian_strategy_sparse_tangents(f, n):
+    """The public door: sparse_jacobian(..., strategy="sparse-tangents") is the colored
+    result (a different method) and jacfwd's."""
+    x = np.random.default_rng(3).uniform(0.5, 1.5, n)
+    got = F.sparse_jacobian(f, x, strategy="sparse-tangents")
+    colored = F.sparse_jacobian(f, x, strategy="bidirectional" if f is arrowhead else "forward")
+    np.testing.assert_allclose(got.toarray(), colored.toarray(), rtol=1e-13, atol=1e-13)
+
+
+def test_sparse_tangents_strategy_misuse():
+    f = lambda x: x[1:] * x[:-1]  # noqa: E731
+    with pytest.raises(ValueError, match="finds the pattern itself"):
+        F.sparse_jacobian(f, np.ones(4), np.ones((3, 4)), strategy="sparse-tangents")
+    with pytest.raises(ValueError, match="nothing to prepare"):
+        F.prepare_sparse_jacobian(f, np.ones(4), strategy="sparse-tangents")
