@@ -43,12 +43,24 @@ NoTaylorRuleError = _rules.NoTaylorRuleError
 
 RULE_TABLES: tuple[dict[str, Any], ...] = (
     _rules.TAYLOR_RULES,  # the elementwise formula table and products
+    _rules.SPECIAL_RULES,  # dualad.scipy.special's primitives outside the formula table
 )
 """Every table of Taylor rules (name -> rule), registered when this module is imported: the
 one place that lists them. A family's new table is added here."""
 
 for _table in RULE_TABLES:
     _rules.register(_table)
+
+
+def _series_of(fn: Any, series: Sequence[Sequence[Any]], K: int) -> list[Any]:
+    """``fn`` (a function of Tensors) on ``series``, its output's series to order ``K``: in a
+    jet level of its own (the rules of the formula table's entries without a direct rule
+    expand their derivative formulas with it: ``rules.taylor.formula_rule``)."""
+    with jet_level() as J:
+        args = [make_jet(s[0], list(s[1:]), level=J) if len(s) > 1 else s[0] for s in series]
+        y, cs = unpack_jet(fn(*args), level=J)
+    cs = list(cs or [])
+    return [y, *cs] + [0] * (K - len(cs))
 
 
 class JetLevel(levels.Interpreter):
@@ -249,3 +261,6 @@ def unpack_jet(tensor: Any, *, level: int | None = None) -> UnpackedJet:
         return UnpackedJet(Tensor(tensor), None)
     p, cs = D.split(tensor, L)
     return UnpackedJet(p, None if cs is None else list(cs))
+
+
+_rules.install_series_evaluator(_series_of)  # (formula_rule runs Taylor mode on formulas)

@@ -739,6 +739,21 @@ TAYLOR_RULES: dict[str, Rule] = {
 names of :mod:`dualad.rules.elementwise`, and ``dualad.scipy.special``'s)."""
 
 
+def polygamma(x: Series, *, n: int) -> Series:
+    """``psi^(n)(x)``: ``y' = psi^(n+1)(x) x'``, the derivative's series by this rule one
+    order lower (``O(K^3)`` in all)."""
+    prim = next(p for p in every if p.name == "polygamma")  # (dualad.scipy.special's)
+    y0 = _f(lambda v: prim(v, n=n), x[0])
+    K = len(x) - 1
+    if K == 0:
+        return [y0]
+    return _chain([y0], [x], [polygamma(list(x[:K]), n=n + 1)], K)
+
+
+SPECIAL_RULES: dict[str, Rule] = {"polygamma": polygamma}
+"""Rules of ``dualad.scipy.special``'s primitives outside the formula table (by name)."""
+
+
 # -- the rule slot: registration and the generic rules -----------------------------------------
 
 _REGISTERED: dict[str, Rule] = {}  # every registered table, merged: name -> rule
@@ -770,13 +785,16 @@ def register(rules: dict[str, Rule]) -> None:
 
 
 def rule_for(prim: Any) -> Rule | None:
-    """``prim``'s Taylor rule: its ``taylor`` slot, a registered rule of its name, or the
+    """``prim``'s Taylor rule: its ``taylor`` slot, a registered rule of its name, the rule
+    of a formula-table entry from its derivative formula (:func:`formula_rule`), or the
     generic rule of a primitive linear (jointly) or multilinear in its array arguments;
     None when it has none. The rule found is kept in the slot."""
     rule = prim.taylor
     if rule is None:
         rule = _REGISTERED.get(prim.name)
-        if rule is None and prim.linear:
+        if rule is None and getattr(prim, "formulas", None) is not None:
+            rule = formula_rule(prim)
+        elif rule is None and prim.linear:
             rule = linear_rule(prim) if prim.joint else multilinear_rule(prim)
         prim.taylor = rule
     return rule
@@ -860,4 +878,46 @@ def multilinear_rule(prim: Any) -> Rule:
         return _per_output(prim, ys)
 
     rule.__name__ = rule.__qualname__ = f"{prim.name}_multilinear"
+    return rule
+
+
+_series_of: Callable[..., Series] | None = None  # see install_series_evaluator
+
+
+def install_series_evaluator(evaluate: Callable[..., Series]) -> None:
+    """Install ``evaluate(fn, series, K) -> series``: ``fn`` (a function of Tensors) on
+    series, truncated at order K — Taylor mode itself, which lives above this layer
+    (``dualad.taylor`` installs it). :func:`formula_rule` evaluates derivative formulas
+    with it."""
+    global _series_of
+    _series_of = evaluate
+
+
+def formula_rule(prim: Any) -> Rule:
+    """The Taylor rule of a formula-table entry from its derivative formulas alone, so a new
+    entry of the table gets its rule for free: ``y' = sum_i f_i(x, y) x_i'`` read
+    coefficient-wise (:func:`from_derivative`), each ``f_i(x(t), y(t))`` expanded to order
+    K-1 by Taylor mode itself (the formula's ops have rules; a formula reading ``y`` takes
+    the output's series to order K-1 from this rule one order lower)."""
+    compiled = [E.compile_formula(src, prim.nin) for src in prim.formulas]
+    reads_out = any("out" in reads for _, reads in compiled)
+
+    def rule(*args: Series) -> Series:
+        K = _order(*args)
+        y0 = _f(prim, *(a[0] for a in args))
+        if K == 0:
+            return [y0]
+        if _series_of is None:
+            raise RuntimeError("dualad: Taylor mode is not installed (import dualad)")
+        low = [list(a[:K]) for a in args]  # the arguments to order K-1
+        y = rule(*low) if reads_out else [y0]
+        ds = []
+        for fn, _ in compiled:
+            if fn.__class__ is int:
+                ds.append(None if fn == 0 else [fn] + [0] * (K - 1))
+            else:
+                ds.append(_series_of(fn, [*low, y], K - 1))
+        return _chain([y0], args, ds, K)
+
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_from_formula"
     return rule
