@@ -277,7 +277,7 @@ class Function(metaclass=_FunctionMeta):
         nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
         # forward mode, after recording: the output tangents at each live level, innermost
         # first, by the user's jvp or by its transposed backward (see _forward_by_levels)
-        if L and not by_backward and not cls._has("jvp"):
+        if L and not by_backward and not cls._has("jvp") and getattr(cls, "taylor", None) is None:
             raise RuntimeError(
                 f"{cls.__name__} implements neither jvp nor backward, so it cannot be "
                 "used with forward-mode AD; define a staticmethod jvp(ctx, *tangents) "
