@@ -36,7 +36,7 @@ from .rules import taylor as _rules
 
 __all__ = [
     "jet_level", "enter_jet_level", "exit_jet_level", "make_jet", "unpack_jet", "UnpackedJet",
-    "JetLevel", "RULE_TABLES", "NoTaylorRuleError",
+    "JetLevel", "CollapsedJetLevel", "RULE_TABLES", "NoTaylorRuleError",
 ]
 
 NoTaylorRuleError = _rules.NoTaylorRuleError
@@ -72,15 +72,25 @@ class JetLevel(levels.Interpreter):
     ``y_0`` too, by calls that lower levels and reverse recording see as any other.
     """
 
-    __slots__ = ("level",)
+    __slots__ = ("level", "weights")
 
-    def __init__(self, level: int) -> None:
+    def __init__(self, level: int, weights: Any = None) -> None:
         self.level = level
+        self.weights = weights  # collapsed: the directions' weights (see CollapsedJetLevel)
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
         series = [[a._primal, *a._stored_tangent] if a.__class__ is Tensor and a._level == J
                   else [a] for a in args]
+        rule = self.rule(prim, series)
+        out = rule(*series, **params)
+        if prim.multi:
+            return tuple(_pack(J, s) for s in out)
+        return _pack(J, out)
+
+    @staticmethod
+    def rule(prim: Any, series: list[list[Any]]) -> Any:
+        """``prim``'s Taylor rule, or the error that says it has none."""
         rule = _rules.rule_for(prim)
         if rule is None:
             raise NoTaylorRuleError(
@@ -90,10 +100,57 @@ class JetLevel(levels.Interpreter):
                 "rule(*series, **params) -> series), or compute this part with nested dual "
                 "levels (dualad.forward_ad) outside the jet level"
             )
-        out = rule(*series, **params)
+        return rule
+
+
+class CollapsedJetLevel(JetLevel):
+    """Collapsed Taylor mode at one level (Dangel et al., "Collapsing Taylor Mode", 2025; the
+    "forward Laplacian" of Li et al., 2024): jets of order 2 along B directions at once, the
+    first-order coefficients kept per direction (a batch axis: ``x_1`` of shape
+    ``(B,) + shape``), the second-order ones summed over the directions, ``sum_b w_b x_2b``,
+    so that what a Laplacian needs travels as one array.
+
+    Per primitive, with ``q_b`` the second coefficient of the rule along direction b alone
+    (``x_2 = 0``) and ``L`` its first-order part: ``y_2 = sum_b w_b q_b + L(x_2)``. A linear
+    primitive has ``q_b = 0``, so it acts on the summed coefficient once, not per direction.
+    """
+
+    __slots__ = ()
+
+    def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
+        J = self.level
+        series = [[a._primal, *a._stored_tangent] if a.__class__ is Tensor and a._level == J
+                  else [a] for a in args]
+        rule = self.rule(prim, series)
         if prim.multi:
-            return tuple(_pack(J, s) for s in out)
-        return _pack(J, out)
+            raise NoTaylorRuleError(
+                f"dualad: collapsed Taylor mode takes primitives of one output; {prim.name} has "
+                "several (compute the Laplacian with method='hutchinson' or by nested modes)")
+        if prim.linear and prim.joint and all(i in prim.linear or len(s) == 1
+                                              for i, s in enumerate(series)):
+            return _pack(J, rule(*series, **params))  # (each coefficient once)
+        y0, y1, q = rule(*[[s[0], s[1], _zeros(s[0])] if len(s) > 1 else s
+                           for s in series], **params)
+        _, lin = rule(*[[s[0], s[2]] if len(s) > 1 else s for s in series], **params)
+        return _pack(J, [y0, y1, _batch_sum(_as_tensor(q), self.weights) + lin])
+
+
+def _zeros(x: Any) -> Any:
+    from .rules import vocabulary as V
+
+    return V.zeros_like(x)
+
+
+def _batch_sum(q: Tensor, weights: Tensor) -> Tensor:
+    """``sum_b w_b q_b`` over the batch axis of ``q`` (a Tensor of batched directions)."""
+    from .rules import linear as _linear
+    from .rules import vocabulary as V
+
+    if not q._batch_ndim:  # (no direction reached it: its q is a broadcast zero)
+        return _zeros(q)
+    per = D.apply(_linear.unbatch, q, size=q._data.shape[0])  # (B,) + shape, logical
+    w = V.reshape(weights, (-1,) + (1,) * (per.ndim - 1))
+    return V.sum(per * w, axis=0)
 
 
 def _pack(J: int, series: Sequence[Any]) -> Tensor:

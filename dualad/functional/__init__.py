@@ -27,7 +27,7 @@ tensor([2., 4.])
 """
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
-from ._jet import jet
+from ._jet import jet, laplacian
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
 
 __all__ = [
@@ -44,4 +44,5 @@ __all__ = [
     "linearize",
     "linear_transpose",
     "jet",
+    "laplacian",
 ]
