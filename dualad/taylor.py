@@ -279,6 +279,13 @@ def make_jet(tensor: Any, coefficients: Sequence[Any], *, level: int | None = No
         if c._level >= L and c._level < D.LIN:
             raise ValueError(f"make_jet: coefficient {k} is itself dual or a jet at level "
                              f"{c._level} >= {L}; a coefficient may only carry outer levels")
+        if c.dtype.kind == "c" and x.dtype.kind != "c":
+            raise ValueError(f"make_jet: coefficient {k} is complex ({c.dtype}) and the primal "
+                             f"real ({x.dtype}); make the primal complex first if you mean a "
+                             "complex path")
+        if c.dtype.kind not in "fciub":
+            raise ValueError(f"make_jet: coefficient {k} has dtype {c.dtype}; coefficients "
+                             "are numbers")
         cs.append(c.astype(x.dtype) if c.dtype != x.dtype else c)
     x._version_counter()
     return _insert(x, L, cs)

@@ -118,6 +118,8 @@ def test_make_jet_errors():
             make_jet(da.tensor([1, 2]), [[1, 1]])
         with pytest.raises(ValueError, match="coefficient 1 has shape"):
             make_jet(da.tensor([1.0, 2.0]), [[1.0, 1.0, 1.0]])
+        with pytest.raises(ValueError, match="make the primal complex"):
+            make_jet(da.tensor([1.0, 2.0]), [[1j, 1.0]])
         with pytest.raises(TypeError, match="list"):
             make_jet(da.tensor([1.0, 2.0]), da.tensor([1.0, 1.0]))
         j = make_jet(da.tensor(1.0), [1.0])
