@@ -112,6 +112,19 @@ def test_level_errors():
     exit_jet_level(level=lvl)
 
 
+def test_dual_level_functions_refuse_a_jet_level():
+    with da.dual_level() as d, jet_level() as j:
+        x = da.make_dual(da.tensor(1.0), da.tensor(2.0))  # the innermost *dual* level
+        assert x._level == d
+        with pytest.raises(RuntimeError, match="not a dual level"):
+            da.make_dual(da.tensor(1.0), da.tensor(2.0), level=j)
+        with pytest.raises(RuntimeError, match="jet level of Taylor mode"):
+            da.unpack_dual(make_jet(da.tensor(1.0), [1.0]), level=j)
+        assert float(da.unpack_dual(x * 3.0).tangent) == 6.0
+        with pytest.raises(RuntimeError, match="not a dual level"):
+            da.forward_ad.exit_dual_level()
+
+
 def test_make_jet_errors():
     with jet_level():
         with pytest.raises(ValueError, match="dtype int"):
