@@ -222,3 +222,16 @@ def test_argument_errors():
         F.jet(np.sin, (np.array([1, 2]),), ([np.array([1, 1])],))
     with pytest.raises(TypeError, match="must return a Tensor"):
         F.jet(lambda x: 3.0, (1.0,), ([1.0],))
+
+
+def test_gradient_inside_the_jet_level_is_a_jet():
+    # backward inside the level: the gradient is the jet of grad f along x(t) = x0 + u t
+    x = da.tensor(X0, requires_grad=True)
+    with jet_level():
+        y = _f(make_jet(x, [da.tensor(U), np.zeros(3)]))
+        (g,) = da.grad(unpack_jet(y).primal, [x])
+        g0, gs = unpack_jet(g)
+    np.testing.assert_allclose(np.asarray(g0), np.asarray(F.grad(_f)(da.tensor(X0))),
+                               rtol=1e-13)
+    _, hu = F.hvp(_f, da.tensor(X0), da.tensor(U))
+    np.testing.assert_allclose(np.asarray(gs[0]), np.asarray(hu), rtol=1e-12)
