@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from dualad import taylor as _taylor
 from dualad.core.tensor import Tensor
 from dualad.rules import vocabulary as V
@@ -117,8 +119,6 @@ def _read(y: Any, J: int, K: int, factorial_scaled: bool) -> tuple[Tensor, list[
 def _directions(x: Tensor, method: str, n_samples: int | None, weights: Any, rng: Any
                 ) -> tuple[Any, Any]:
     """The directions (B, *x.shape) and their weights (B,) of ``laplacian``'s methods."""
-    import numpy as np
-
     size = int(np.prod(x.shape))
     dtype = x.dtype
     if method == "collapsed":
@@ -185,14 +185,18 @@ def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
     tensor(18.)
     """
     from dualad.core import levels
+    from dualad.core.tensor import _make
     from dualad.taylor import CollapsedJetLevel
 
     x = _as_input(x, "x")
     dirs, w = _directions(x, method, n_samples, weights, rng)
-    from dualad.core.tensor import _make
 
-    basis = _make(dirs, 1)  # (B,) + shape, B a batch axis: one direction per slot
-    J = levels.enter(lambda L: CollapsedJetLevel(L, Tensor(w)))
+    from dualad.backends.namespace import to_kind
+
+    # (B,) + shape, B a batch axis: one direction per slot; on x's device
+    basis = _make(to_kind(dirs, x._data), 1)
+    weights_t = Tensor(to_kind(w, x._data))
+    J = levels.enter(lambda L: CollapsedJetLevel(L, weights_t))
     try:
         y = func(_taylor.make_jet(x, [basis, V.zeros_like(x)], level=J))
         if not isinstance(y, Tensor) or y.size != 1:

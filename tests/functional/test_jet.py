@@ -235,3 +235,19 @@ def test_gradient_inside_the_jet_level_is_a_jet():
                                rtol=1e-13)
     _, hu = F.hvp(_f, da.tensor(X0), da.tensor(U))
     np.testing.assert_allclose(np.asarray(gs[0]), np.asarray(hu), rtol=1e-12)
+
+
+def test_dask_arrays_stay_lazy():
+    dsa = pytest.importorskip("dask.array")
+    x = np.array([0.2, -0.4, 0.7])
+    f = lambda v: dnp.tanh(v) * dnp.exp(v)  # noqa: E731
+    _, want = F.jet(f, (x,), ([np.ones(3), np.zeros(3)],))
+    _, got = F.jet(f, (dsa.from_array(x, chunks=2),),
+                   ([dsa.ones(3, chunks=2), dsa.zeros(3, chunks=2)],))
+    assert all(isinstance(c._data, dsa.Array) for c in got)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g._data.compute(), np.asarray(w), rtol=1e-14)
+    lap = F.laplacian(lambda v: dnp.sum(f(v)), dsa.from_array(x, chunks=2))
+    assert isinstance(lap._data, dsa.Array)
+    np.testing.assert_allclose(lap._data.compute(),
+                               float(F.laplacian(lambda v: dnp.sum(f(v)), x)), rtol=1e-14)
