@@ -32,7 +32,9 @@ from . import _fpfilter
 from .core import dispatch as D
 from .core import levels
 from .core.tensor import Tensor
+from .rules import linear as _linear
 from .rules import taylor as _rules
+from .rules import vocabulary as V
 
 __all__ = [
     "jet_level", "enter_jet_level", "exit_jet_level", "make_jet", "unpack_jet", "UnpackedJet",
@@ -72,11 +74,10 @@ class JetLevel(levels.Interpreter):
     ``y_0`` too, by calls that lower levels and reverse recording see as any other.
     """
 
-    __slots__ = ("level", "weights")
+    __slots__ = ("level",)
 
-    def __init__(self, level: int, weights: Any = None) -> None:
+    def __init__(self, level: int) -> None:
         self.level = level
-        self.weights = weights  # collapsed: the directions' weights (see CollapsedJetLevel)
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
@@ -115,7 +116,11 @@ class CollapsedJetLevel(JetLevel):
     primitive has ``q_b = 0``, so it acts on the summed coefficient once, not per direction.
     """
 
-    __slots__ = ()
+    __slots__ = ("weights",)
+
+    def __init__(self, level: int, weights: Tensor) -> None:
+        super().__init__(level)
+        self.weights = weights  # (B,): direction b's second-order part counts w_b times
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
@@ -136,16 +141,11 @@ class CollapsedJetLevel(JetLevel):
 
 
 def _zeros(x: Any) -> Any:
-    from .rules import vocabulary as V
-
     return V.zeros_like(x)
 
 
 def _batch_sum(q: Tensor, weights: Tensor) -> Tensor:
     """``sum_b w_b q_b`` over the batch axis of ``q`` (a Tensor of batched directions)."""
-    from .rules import linear as _linear
-    from .rules import vocabulary as V
-
     if not q._batch_ndim:  # (no direction reached it: its q is a broadcast zero)
         return _zeros(q)
     per = D.apply(_linear.unbatch, q, size=q._data.shape[0])  # (B,) + shape, logical
@@ -170,8 +170,6 @@ def _coefficient(c: Any, y0: Tensor) -> Tensor:
     an array that broadcasts)."""
     c = _as_tensor(c)
     if c.shape != y0.shape:
-        from .rules import vocabulary as V
-
         c = V.broadcast_to(c, y0.shape)
     return c
 
@@ -273,8 +271,6 @@ def make_jet(tensor: Any, coefficients: Sequence[Any], *, level: int | None = No
             if c.ndim:
                 raise ValueError(f"make_jet: coefficient {k} has shape {c.shape}; the primal "
                                  f"has shape {x.shape}")
-            from .rules import vocabulary as V
-
             c = V.broadcast_to(c, x.shape)
         if c._level >= L and c._level < D.LIN:
             raise ValueError(f"make_jet: coefficient {k} is itself dual or a jet at level "

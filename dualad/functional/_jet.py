@@ -15,8 +15,11 @@ from typing import Any
 import numpy as np
 
 from dualad import taylor as _taylor
-from dualad.core.tensor import Tensor
+from dualad.backends.namespace import to_kind
+from dualad.core import levels
+from dualad.core.tensor import Tensor, _make
 from dualad.rules import vocabulary as V
+from dualad.taylor import CollapsedJetLevel
 
 
 def _as_input(x: Any, what: str) -> Tensor:
@@ -184,14 +187,8 @@ def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
     >>> F.laplacian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))  # 6 x_1 + 6 x_2
     tensor(18.)
     """
-    from dualad.core import levels
-    from dualad.core.tensor import _make
-    from dualad.taylor import CollapsedJetLevel
-
     x = _as_input(x, "x")
     dirs, w = _directions(x, method, n_samples, weights, rng)
-
-    from dualad.backends.namespace import to_kind
 
     # (B,) + shape, B a batch axis: one direction per slot; on x's device
     basis = _make(to_kind(dirs, x._data), 1)
