@@ -131,8 +131,9 @@ class CollapsedJetLevel(JetLevel):
             raise NoTaylorRuleError(
                 f"dualad: collapsed Taylor mode takes primitives of one output; {prim.name} has "
                 "several (compute the Laplacian with method='hutchinson' or by nested modes)")
-        if prim.linear and prim.joint and all(i in prim.linear or len(s) == 1
-                                              for i, s in enumerate(series)):
+        active = [i for i, s in enumerate(series) if len(s) > 1]
+        if all(i in prim.linear for i in active) and (prim.joint or len(active) == 1):
+            # linear in what moves (a sum; a product with a constant matrix): q_b = 0
             return _pack(J, rule(*series, **params))  # (each coefficient once)
         y0, y1, q = rule(*[[s[0], s[1], _zeros(s[0])] if len(s) > 1 else s
                            for s in series], **params)
