@@ -21,6 +21,7 @@ from . import (
     numpy,
     profiler,
     reverse,  # noqa: F401  (installs recording and linearization)
+    taylor,
 )
 from . import rules as _ops  # noqa: F401  (operators and methods)
 from ._variable import Variable
@@ -71,6 +72,7 @@ from .reverse import backward, grad
 
 __all__ = [
     "Tensor", "Variable", "__version__", "forward_ad", "numpy", "reverse", "graph", "profiler",
+    "taylor",
     "UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual",
     "unpack_dual", "enable_grad", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "arange", "as_tensor", "empty",

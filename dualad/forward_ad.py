@@ -71,6 +71,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
     >>> dualad.unpack_dual(x).tangent is None  # plain again once its level is gone
     True
     """
+    if levels.stack and levels.stack[-1] not in levels.duals:
+        raise RuntimeError("exit_dual_level: the innermost live level is not a dual level (a "
+                           "jet level: dualad.taylor.exit_jet_level); exit inner levels first")
     levels.exit(level, "exit_dual_level")
 
 
@@ -95,14 +98,26 @@ class dual_level:
 
 def _level_arg(level: int | None, what: str) -> int:
     if level is None:
-        if not D.stack:
+        level = _innermost_dual()
+        if level is None:
             raise RuntimeError(
                 f"{what}: no dual level is live; use it inside `with dualad.dual_level():`"
             )
-        return D.stack[-1]
+        return level
     if level not in D.live:
         raise RuntimeError(f"{what}: level {level} is not live (it exited or never existed)")
+    if level not in levels.duals:
+        raise RuntimeError(f"{what}: level {level} is not a dual level (a jet level of "
+                           "Taylor mode: use dualad.taylor.make_jet and unpack_jet there)")
     return level
+
+
+def _innermost_dual() -> int | None:
+    """The innermost live dual level (a jet level of Taylor mode may be inside it)."""
+    for L in reversed(D.stack):
+        if L in levels.duals:
+            return L
+    return None
 
 
 def make_dual(tensor: Any, tangent: Any, *, level: int | None = None, batched: bool = False) -> Tensor:
@@ -260,15 +275,18 @@ def _unpack(tensor: Any, level: int | None = None, view: bool = False) -> Unpack
     if not isinstance(tensor, Tensor):
         return UnpackedDualTensor(tensor, None)
     if level is None:
-        if not D.stack:
+        level = _innermost_dual()
+        if level is None:
             return UnpackedDualTensor(D.strip(tensor), None)
-        level = D.stack[-1]
     elif level not in D.live:
         return UnpackedDualTensor(D.strip(tensor), None)
     d = D.strip(tensor)
     p, t = D.split(d, level)
     if t is None:
         return UnpackedDualTensor(p, None)
+    if t.__class__ is list:
+        raise RuntimeError(f"unpack_dual: level {level} is a jet level of Taylor mode, not a "
+                           "dual level; use dualad.taylor.unpack_jet there")
     if t._batch_ndim:
         t = _with_nb(t, 0)
     return UnpackedDualTensor(_primal_view(d, p, level) if view else p, t)

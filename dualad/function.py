@@ -31,11 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from . import taylor as _taylor
 from .backends import namespace as _B
 from .backends.namespace import as_array as _as_array
 from .backends.namespace import like as _like
 from .core import dispatch as D
 from .core import grad_mode as gm
+from .core import levels
 from .core.tensor import Tensor, _make
 from .reverse.graph import FunctionNode, Node, SavedValue, _set_node, edge_of, new_node
 from .reverse.linearize import is_lin, linearize, placeholder, transpose_program
@@ -275,7 +277,7 @@ class Function(metaclass=_FunctionMeta):
         nondiff = {id(o) for o, n in zip(outs, nd, strict=True) if n}
         # forward mode, after recording: the output tangents at each live level, innermost
         # first, by the user's jvp or by its transposed backward (see _forward_by_levels)
-        if L and not by_backward and not cls._has("jvp"):
+        if L and not by_backward and not cls._has("jvp") and getattr(cls, "taylor", None) is None:
             raise RuntimeError(
                 f"{cls.__name__} implements neither jvp nor backward, so it cannot be "
                 "used with forward-mode AD; define a staticmethod jvp(ctx, *tangents) "
@@ -532,6 +534,10 @@ def _forward_by_levels(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[
                 top = a._level
         if not top:
             return list(outs)
+        if isinstance(levels.interpreters[top], _taylor.JetLevel):
+            return _jet_outputs(cls, xs, top, at, outs, diff,
+                                lambda ps, ts, ys, below: rule(
+                                    cls, ctx, ps, ts, ys, diff, in_pos, out_pos, below))
         ps, ts, below, some = [], [], False, False
         for a in xs:
             if isinstance(a, Tensor):
@@ -556,6 +562,42 @@ def _forward_by_levels(cls: Any, ctx: FunctionCtx, live: list[Any], plain: list[
     res = at(live)
     _late_outputs(ctx, res)
     return res
+
+
+def _jet_outputs(cls: Any, xs: list[Any], top: int, at: Any, outs: list[Any],
+                 diff: list[bool], first_order: Any) -> list[Any]:
+    """The outputs made jets at the jet level ``top`` (Taylor mode, ``dualad.taylor``): by
+    the Function's ``taylor(*series) -> series`` (a tuple of series for several outputs;
+    each series ``[x_0, ..., x_K]`` of unscaled coefficients), or at order 1 by its
+    first-order rule (``first_order``: the jvp, or the transposed backward)."""
+    ps, series, below = [], [], False
+    for a in xs:
+        p, cs = D.split(a, top) if isinstance(a, Tensor) else (a, None)
+        below = below or (isinstance(p, Tensor) and 0 < p._level < D.LIN)
+        ps.append(p)
+        series.append([p, *cs] if cs else [p])
+    ys = at(ps) if below else list(outs)
+    K = max(len(s) for s in series) - 1
+    if not K:
+        return ys
+    if getattr(cls, "taylor", None) is not None:
+        res = cls.taylor(*series)
+        res = [res] if len(ys) == 1 and isinstance(res, list) else list(res)
+        cols = [None if r is None or len(r) == 1 else
+                [c if isinstance(c, Tensor) else Tensor(c) for c in r[1:]] for r in res]
+    elif K == 1:
+        ts = [s[1] if len(s) > 1 else None for s in series]
+        cols = [None if t is None else [t] for t in first_order(ps, ts, ys, below)]
+    else:
+        raise _taylor.NoTaylorRuleError(
+            f"{cls.__name__} has no Taylor rule, so it cannot run on a jet of order {K} "
+            "(Taylor mode; its jvp, or its transposed backward, gives order 1 only). Define "
+            "a staticmethod taylor(*series) -> series, each series the list [x_0, ..., x_K] of unscaled "
+            "Taylor coefficients of an input (of an output, returned; a tuple of them for "
+            "several outputs)"
+        )
+    return [y if c is None or not d else D.dual(top, y, c)
+            for y, c, d in zip(ys, cols, diff, strict=True)]
 
 
 def _tangents_by_jvp(cls: Any, ctx: FunctionCtx, ps: list[Any], ts: list[Any],

@@ -378,23 +378,52 @@ def strip(x: Any) -> Any:
     p = strip(x._primal)
     if x._level not in live:
         return p
-    return dual(x._level, p, strip(x._tangent)) if p is not x._primal else x
+    if p is x._primal:
+        return x
+    second = x._tangent  # (a jet's: its list of coefficients)
+    return dual(x._level, p, [strip(c) for c in second] if second.__class__ is list
+                else strip(second))
 
 
 def split(x: Any, L: int) -> tuple[Any, Any]:
-    """(primal, tangent-or-None) of ``x`` at level ``L``, for any nesting of levels."""
+    """(primal, second part or None) of ``x`` at level ``L``, for any nesting of levels.
+
+    The second part is a dual level's tangent, or a jet level's list of Taylor coefficients
+    (``dualad.taylor``); this is the one place that knows both shapes of a level's parts.
+    """
     if x.__class__ is not Tensor or x._level < L or x._level >= LIN:
         return x, None
     if x._level == L:
         return x._primal, x._tangent
-    # Dual at an inner level M > L: both parts at M carry their own L-components.
-    p, tp = split(x._primal, L)
-    q, tq = split(x._tangent, L)
-    if tp is None and tq is None:
+    # Dual (or a jet) at an inner level M > L: each part at M carries its own L-components.
+    M = x._level
+    second = x._tangent
+    jet_m = second.__class__ is list
+    parts = [x._primal, *second] if jet_m else [x._primal, second]
+    halves = [split(q, L) for q in parts]
+    like = next((s for _, s in halves if s is not None), None)
+    if like is None:
         return x, None
-    tp = zeros_tangent(p.shape, p.dtype, tq) if tp is None else tp
-    tq = zeros_tangent(q.shape, q.dtype, tp) if tq is None else tq
-    return dual(x._level, p, q), dual(x._level, tp, tq)
+    seconds = [s if s is not None else _zero_part(p, like) for p, s in halves]
+
+    def pack(items: list[Any]) -> Tensor:
+        return dual(M, items[0], list(items[1:]) if jet_m else items[1])
+
+    primal = pack([p for p, _ in halves])
+    if like.__class__ is list:  # L is a jet level: one M-structure per coefficient at L
+        n = max(len(s) for s in seconds)
+        seconds = [s + [zeros_tangent(p.shape, p.dtype, s[0] if s else like[0])
+                        for _ in range(n - len(s))] for (p, _), s in zip(halves, seconds, strict=True)]
+        return primal, [pack([s[i] for s in seconds]) for i in range(n)]
+    return primal, pack(seconds)
+
+
+def _zero_part(p: Tensor, like: Any) -> Any:
+    """A zero second part for a value ``p`` at the level of ``like`` (a tangent, or a jet's
+    list of coefficients)."""
+    if like.__class__ is list:
+        return [zeros_tangent(p.shape, p.dtype, c) for c in like]
+    return zeros_tangent(p.shape, p.dtype, like)
 
 
 def zeros_tangent(shape: tuple[int, ...], dtype: Any, like: Tensor) -> Tensor:
@@ -442,6 +471,10 @@ class Primitive:
     aval : ``aval(args, **params) -> (shape, dtype)`` without computing values.
     nondiff : results carry no derivative (comparisons, argmax, ...).
     view : the output may share memory with input 0 (shares its version counter).
+    taylor : ``taylor(*series, **params) -> series`` (a tuple of series if ``multi``), a
+        series the list ``[x_0, ..., x_K]`` of unscaled Taylor coefficients: Taylor mode's
+        rule (``dualad.taylor``), filled by ``dualad.rules.taylor.register``; empty, the
+        generic rule of a linear or multilinear primitive applies, else the call raises.
 
     A new transformation adds its rule slot here (Taylor mode's ``taylor``) and an
     interpreter that reads it (docs/architecture.md, "Interpreters").
@@ -450,7 +483,7 @@ class Primitive:
     __slots__ = (
         "name", "impl", "jvp", "transpose", "batch", "aval", "reads",
         "linear", "joint", "nondiff", "view", "multi", "fast", "boundary",
-        "transposed", "arity", "hot",
+        "transposed", "arity", "hot", "taylor",
     )
 
     def __init__(
@@ -489,6 +522,7 @@ class Primitive:
         self.boundary = False  # changes the number of batch axes: always use ``batch``
         self.arity: int | None = None  # array arguments only, exactly this many (ufuncs)
         self.hot: Callable[..., Any] | None = None  # ``hot(prim, args)``: see apply
+        self.taylor: Callable[..., Any] | None = None  # Taylor mode's rule (see above)
         every.append(self)
 
     __call__ = apply  # (calling a primitive costs one frame: apply's)

@@ -223,7 +223,7 @@ def _times(ct: Tensor, k: Any) -> Any:
             _unflat(ct) or _unflat(k)):
         lk = k._level if k.__class__ is Tensor else 0
         L = ct._level if ct._level > lk else lk
-        if L in D.live:
+        if L in D._duals:  # (a dual level: a jet level of Taylor mode is the general way)
             r = _MUL.fast(_MUL, (ct, k), L, None)
             if r is not None:
                 return r

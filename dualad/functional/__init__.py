@@ -8,7 +8,8 @@ Two families, built on dual levels (forward mode) and the reverse engine:
   nesting, ``strict`` errors and ``create_graph`` semantics;
 * JAX-style transforms — :func:`grad`, :func:`value_and_grad`,
   :func:`jacfwd`, :func:`jacrev`, :func:`linearize`,
-  :func:`linear_transpose` — that return new functions and compose.
+  :func:`linear_transpose` — that return new functions and compose;
+  and :func:`jet`, JAX's Taylor-mode ``jet`` (derivatives of any order in one pass).
 
 ``jvp`` is true forward mode, ``hvp`` is forward-over-reverse, and the
 vectorized Jacobians push a whole chunk of basis vectors through ONE batched
@@ -26,6 +27,7 @@ tensor([2., 4.])
 """
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
+from ._jet import jet, laplacian
 from ._sparse import (
     SparseHessian,
     SparseJacobian,
@@ -59,4 +61,6 @@ __all__ = [
     "prepare_sparse_hessian",
     "SparseJacobian",
     "SparseHessian",
+    "jet",
+    "laplacian",
 ]

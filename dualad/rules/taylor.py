@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dispatch import every
 from ..core.tensor import Tensor
 from . import elementwise as E
 from . import vocabulary as V
@@ -736,3 +737,187 @@ TAYLOR_RULES: dict[str, Rule] = {
 }
 """Each elementwise primitive's Taylor rule, by the primitive's name (the formula table's
 names of :mod:`dualad.rules.elementwise`, and ``dualad.scipy.special``'s)."""
+
+
+def polygamma(x: Series, *, n: int) -> Series:
+    """``psi^(n)(x)``: ``y' = psi^(n+1)(x) x'``, the derivative's series by this rule one
+    order lower (``O(K^3)`` in all)."""
+    prim = next(p for p in every if p.name == "polygamma")  # (dualad.scipy.special's)
+    y0 = _f(lambda v: prim(v, n=n), x[0])
+    K = len(x) - 1
+    if K == 0:
+        return [y0]
+    return _chain([y0], [x], [polygamma(list(x[:K]), n=n + 1)], K)
+
+
+SPECIAL_RULES: dict[str, Rule] = {"polygamma": polygamma}
+"""Rules of ``dualad.scipy.special``'s primitives outside the formula table (by name)."""
+
+
+# -- the rule slot: registration and the generic rules -----------------------------------------
+
+_REGISTERED: dict[str, Rule] = {}  # every registered table, merged: name -> rule
+
+
+def register(rules: dict[str, Rule]) -> None:
+    """Register a table of Taylor rules, a primitive's name -> its rule.
+
+    A rule is ``rule(*series, **params) -> series`` (a tuple of series for a ``multi``
+    primitive), a series being the list ``[x_0, ..., x_K]`` of unscaled coefficients
+    (arrays, or Tensors at lower levels) and the rule computing ``y_0`` too. Each primitive
+    of that name gets the rule in its ``taylor`` slot now, or when Taylor mode first meets
+    it (a primitive made later: ``dualad.scipy.special``'s). The tables are listed in one
+    place, ``dualad.taylor.RULE_TABLES``.
+
+    Examples
+    --------
+    >>> from dualad.rules import taylor
+    >>> taylor.register({"cube_root": taylor.cbrt})  # no primitive of that name: kept
+    """
+    for name, rule in rules.items():
+        old = _REGISTERED.get(name)
+        if old is not None and old is not rule:
+            raise ValueError(f"register: a Taylor rule for {name!r} is registered already")
+    _REGISTERED.update(rules)
+    for prim in every:  # (the primitives made so far)
+        if prim.name in rules and prim.taylor is None:
+            prim.taylor = rules[prim.name]
+
+
+def rule_for(prim: Any) -> Rule | None:
+    """``prim``'s Taylor rule: its ``taylor`` slot, a registered rule of its name, the rule
+    of a formula-table entry from its derivative formula (:func:`formula_rule`), or the
+    generic rule of a primitive linear (jointly) or multilinear in its array arguments;
+    None when it has none. The rule found is kept in the slot."""
+    rule = prim.taylor
+    if rule is None:
+        rule = _REGISTERED.get(prim.name)
+        if rule is None and getattr(prim, "formulas", None) is not None:
+            rule = formula_rule(prim)
+        elif rule is None and prim.linear:
+            rule = linear_rule(prim) if prim.joint else multilinear_rule(prim)
+        prim.taylor = rule
+    return rule
+
+
+class NoTaylorRuleError(NotImplementedError):
+    """A primitive met in Taylor mode has no rule for the series it was given."""
+
+
+def _constant_outside(prim: Any, series: Sequence[Series]) -> None:
+    """Raise unless every argument outside ``prim.linear`` is a constant series."""
+    for i, s in enumerate(series):
+        if len(s) > 1 and i not in prim.linear:
+            raise NoTaylorRuleError(
+                f"dualad: {prim.name} is linear in its arguments {prim.linear!r} only, and its "
+                f"argument {i} carries a Taylor series (a jet), for which it has no Taylor "
+                "rule. Register one (dualad.rules.taylor.register({"
+                f"'{prim.name}': rule}})), or keep that argument constant in the jet"
+            )
+
+
+def _per_output(prim: Any, ys: list[Any]) -> Any:
+    """A list of results (tuples for a ``multi`` primitive) as its series (a tuple of them)."""
+    if prim.multi:
+        return tuple(list(col) for col in zip(*ys, strict=True))
+    return ys
+
+
+def _zeros_of(y0: Any) -> Any:
+    return tuple(_zero_like(c) for c in y0) if y0.__class__ is tuple else _zero_like(y0)
+
+
+def linear_rule(prim: Any) -> Rule:
+    """The Taylor rule of a primitive linear jointly in its arguments ``prim.linear``
+    (sums, reshapes, indexing, ``where``'s branches, FFTs): the primitive on each
+    coefficient, ``y_k = prim(x_k)``; arguments outside ``linear`` must be constant."""
+    def rule(*series: Series, **params: Any) -> Any:
+        _constant_outside(prim, series)
+        ys = [prim(*(s[0] for s in series), **params)]
+        for k in range(1, _order(*series) + 1):
+            if not any(k < len(s) for s in series):
+                ys.append(_zeros_of(ys[0]))
+                continue
+            ys.append(prim(*(s[k] if k < len(s) else (_zero_like(s[0]) if i in prim.linear
+                                                        else s[0])
+                             for i, s in enumerate(series)), **params))
+        return _per_output(prim, ys)
+
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_linear"
+    return rule
+
+
+def _compositions(orders: list[int], k: int) -> Iterable[tuple[int, ...]]:
+    """The ways of writing ``k`` as ``j_1 + ... + j_n`` with ``0 <= j_i <= orders[i]``."""
+    if len(orders) == 1:
+        if k <= orders[0]:
+            yield (k,)
+        return
+    for j in range(min(k, orders[0]) + 1):
+        for rest in _compositions(orders[1:], k - j):
+            yield (j, *rest)
+
+
+def multilinear_rule(prim: Any) -> Rule:
+    """The Taylor rule of a primitive linear in each of its arguments ``prim.linear`` one
+    at a time (``matmul``, ``einsum``): the Cauchy convolution
+    ``y_k = sum_{j_1 + ... + j_n = k} prim(x1_{j_1}, ..., xn_{j_n})``; arguments outside
+    ``linear`` must be constant."""
+    def rule(*series: Series, **params: Any) -> Any:
+        _constant_outside(prim, series)
+        ys = [prim(*(s[0] for s in series), **params)]
+        active = [i for i, s in enumerate(series) if len(s) > 1]
+        for k in range(1, _order(*series) + 1):
+            terms = []
+            for js in _compositions([len(series[i]) - 1 for i in active], k):
+                args = [s[0] for s in series]
+                for i, j in zip(active, js, strict=True):
+                    args[i] = series[i][j]
+                terms.append(prim(*args, **params))
+            ys.append(_sum(terms) if terms else _zeros_of(ys[0]))
+        return _per_output(prim, ys)
+
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_multilinear"
+    return rule
+
+
+_series_of: Callable[..., Series] | None = None  # see install_series_evaluator
+
+
+def install_series_evaluator(evaluate: Callable[..., Series]) -> None:
+    """Install ``evaluate(fn, series, K) -> series``: ``fn`` (a function of Tensors) on
+    series, truncated at order K — Taylor mode itself, which lives above this layer
+    (``dualad.taylor`` installs it). :func:`formula_rule` evaluates derivative formulas
+    with it."""
+    global _series_of
+    _series_of = evaluate
+
+
+def formula_rule(prim: Any) -> Rule:
+    """The Taylor rule of a formula-table entry from its derivative formulas alone, so a new
+    entry of the table gets its rule for free: ``y' = sum_i f_i(x, y) x_i'`` read
+    coefficient-wise (:func:`from_derivative`), each ``f_i(x(t), y(t))`` expanded to order
+    K-1 by Taylor mode itself (the formula's ops have rules; a formula reading ``y`` takes
+    the output's series to order K-1 from this rule one order lower)."""
+    compiled = [E.compile_formula(src, prim.nin) for src in prim.formulas]
+    reads_out = any("out" in reads for _, reads in compiled)
+
+    def rule(*args: Series) -> Series:
+        K = _order(*args)
+        y0 = _f(prim, *(a[0] for a in args))
+        if K == 0:
+            return [y0]
+        if _series_of is None:
+            raise RuntimeError("dualad: Taylor mode is not installed (import dualad)")
+        low = [list(a[:K]) for a in args]  # the arguments to order K-1
+        y = rule(*low) if reads_out else [y0]
+        ds = []
+        for fn, _ in compiled:
+            if fn.__class__ is int:
+                ds.append(None if fn == 0 else [fn] + [0] * (K - 1))
+            else:
+                ds.append(_series_of(fn, [*low, y], K - 1))
+        return _chain([y0], args, ds, K)
+
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_from_formula"
+    return rule
