@@ -34,6 +34,9 @@ from .core import levels
 from .core.tensor import Tensor
 from .rules import linear as _linear
 from .rules import taylor as _rules
+from .rules import taylor_linalg as _linalg
+from .rules import taylor_products as _products
+from .rules import taylor_special as _special
 from .rules import vocabulary as V
 
 __all__ = [
@@ -44,8 +47,10 @@ __all__ = [
 NoTaylorRuleError = _rules.NoTaylorRuleError
 
 RULE_TABLES: tuple[dict[str, Any], ...] = (
-    _rules.TAYLOR_RULES,  # the elementwise formula table and products
-    _rules.SPECIAL_RULES,  # dualad.scipy.special's primitives outside the formula table
+    _rules.TAYLOR_RULES,  # the elementwise formula table's recurrences
+    _linalg.LINALG_TAYLOR_RULES,  # inv, solve, det, cholesky, eigh, qr, svd, ...
+    _products.PRODUCTS_TAYLOR_RULES,  # prod, cumprod, amax, amin, where
+    _special.SPECIAL_TAYLOR_RULES,  # scipy.special's primitives outside the formula table
 )
 """Every table of Taylor rules (name -> rule), registered when this module is imported: the
 one place that lists them. A family's new table is added here."""

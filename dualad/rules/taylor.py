@@ -739,21 +739,6 @@ TAYLOR_RULES: dict[str, Rule] = {
 names of :mod:`dualad.rules.elementwise`, and ``dualad.scipy.special``'s)."""
 
 
-def polygamma(x: Series, *, n: int) -> Series:
-    """``psi^(n)(x)``: ``y' = psi^(n+1)(x) x'``, the derivative's series by this rule one
-    order lower (``O(K^3)`` in all)."""
-    prim = next(p for p in every if p.name == "polygamma")  # (dualad.scipy.special's)
-    y0 = _f(lambda v: prim(v, n=n), x[0])
-    K = len(x) - 1
-    if K == 0:
-        return [y0]
-    return _chain([y0], [x], [polygamma(list(x[:K]), n=n + 1)], K)
-
-
-SPECIAL_RULES: dict[str, Rule] = {"polygamma": polygamma}
-"""Rules of ``dualad.scipy.special``'s primitives outside the formula table (by name)."""
-
-
 # -- the rule slot: registration and the generic rules -----------------------------------------
 
 _REGISTERED: dict[str, Rule] = {}  # every registered table, merged: name -> rule

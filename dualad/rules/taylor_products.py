@@ -107,8 +107,10 @@ def where(condition: Series, a: Series, b: Series) -> Series:
     y0 = _plain(Lin.where(c0, a[0], b[0]), c0, a[0], b[0])
     ys = [y0]
     for k in range(1, K + 1):
-        ak = a[k] if k < len(a) else _f(V.zeros_like, a[0])
-        bk = b[k] if k < len(b) else _f(V.zeros_like, b[0])
+        # (a constant branch's zeros take the result's dtype: zeros like a Python 0 would
+        # be integers, and promote a float32 result to float64)
+        ak = a[k] if k < len(a) else _f(V.zeros_like, y0)
+        bk = b[k] if k < len(b) else _f(V.zeros_like, y0)
         ys.append(_plain(Lin.where(c0, ak, bk), c0, ak, bk))
     return ys
 

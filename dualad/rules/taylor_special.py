@@ -1,20 +1,16 @@
-"""Taylor-coefficient rules of ``dualad.scipy.special``'s functions that
-:mod:`dualad.rules.taylor` has no rule for.
+"""Taylor-coefficient rules of ``dualad.scipy.special``'s functions outside the formula table.
+
+The functions of the formula table (``gammaln``, ``digamma``, ``gamma``, ``beta``,
+``betaln``, ``ndtr``, ``log_ndtr``, ``xlog1py``, ...) need no entry here: their rules come
+from their derivative formulas (:func:`dualad.rules.taylor.formula_rule`).
 
 The series convention is :mod:`dualad.rules.taylor`'s. The primitives are found by name
 among every primitive made (``dualad.scipy.special`` makes them, above this layer), so a
 rule works once that module is imported.
 
-- ``polygamma(n, x)``, ``digamma = polygamma(0, .)``, ``gammaln`` (``gammaln' = digamma``):
-  every derivative at the primal is a polygamma value, so the output is the composition
-  ``y(t) = sum_m f^(m)(x_0) / m! (x(t) - x_0)^m`` (Faa di Bruno through powers of a series
-  without constant term, ``O(K^3)``);
-- ``gamma = sign exp(gammaln)``, ``beta = sign exp(betaln)``, ``betaln = gammaln(a) +
-  gammaln(b) - gammaln(a + b)``: ``exp``'s recurrence over those series;
-- ``ndtr`` from ``erf``'s derivative, ``log_ndtr`` from ``y' = exp(-x^2/2 - y) x' /
-  sqrt(2 pi)`` (the formula table's, finite in the far left tail: the exponential's series
-  is computed online from the output's coefficients);
-- ``xlog1py(a, b) = a log1p(b)``: a Cauchy product;
+- ``polygamma(n, x)``: every derivative at the primal is a polygamma value, so the output
+  is the composition ``y(t) = sum_m psi^(n+m)(x_0) / m! (x(t) - x_0)^m`` (Faa di Bruno
+  through powers of a series without constant term, ``O(K^3)``);
 - ``gammainc``, ``gammaincc``, ``betainc``, ``betaincc``, ``stdtr``: differentiable in
   their integration limit only, as their first-order rules are (a series in a shape
   parameter raises ``NotImplementedError``); the derivative, a density, is
@@ -30,7 +26,7 @@ from typing import Any
 from ..core import dispatch
 from ..core.tensor import Tensor
 from . import taylor as T
-from .taylor import Rule, Series, _chain, _exp_series, _f, _live_chain, _order, _pad, _sum
+from .taylor import Rule, Series, _chain, _exp_series, _f, _sum
 
 _INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -75,81 +71,6 @@ def _compose(x: Series, derivs: Callable[[int], Any], y0: Any) -> Series:
 def polygamma(x: Series, *, n: int) -> Series:
     """``psi^(n)(x)``: its ``m``-th derivative is ``psi^(n+m)``."""
     return _compose(x, lambda m: _on("polygamma", x[0], n=n + m), _on("polygamma", x[0], n=n))
-
-
-def digamma(x: Series) -> Series:
-    """``psi(x)``: its ``m``-th derivative is ``psi^(m)``."""
-    return _compose(x, lambda m: _on("polygamma", x[0], n=m), _on("digamma", x[0]))
-
-
-def gammaln(x: Series) -> Series:
-    """``log |Gamma(x)|``: its ``m``-th derivative is ``psi^(m-1)``."""
-    return _compose(x, lambda m: _on("polygamma", x[0], n=m - 1), _on("gammaln", x[0]))
-
-
-def gamma(x: Series) -> Series:
-    """``Gamma(x) = Gamma(x_0) exp(gammaln(x) - gammaln(x_0))`` (``y' = y psi(x) x'``)."""
-    u = gammaln(x)
-    return _exp_series([0] + u[1:], _on("gamma", x[0]), len(x) - 1)
-
-
-def _betaln_tail(a: Series, b: Series) -> Series:
-    """The coefficients ``1..K`` of ``gammaln(a) + gammaln(b) - gammaln(a + b)`` (entry 0
-    is 0)."""
-    K = _order(a, b)
-    ab = [x + y for x, y in zip(_pad(a, K + 1), _pad(b, K + 1), strict=True)]
-    parts = [gammaln(_pad(s, K + 1)) for s in (a, b) if len(s) > 1]  # (a constant: none)
-    lab = gammaln(ab)
-    return [0] + [_sum(p[k] for p in parts) - lab[k] for k in range(1, K + 1)]
-
-
-def betaln(a: Series, b: Series) -> Series:
-    """``log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)`` (the primal from
-    ``betaln``, which keeps its digits where that sum cancels)."""
-    return [_on("betaln", a[0], b[0])] + _betaln_tail(a, b)[1:]
-
-
-def beta(a: Series, b: Series) -> Series:
-    """``B(a, b) = B(a_0, b_0) exp(betaln(a, b) - betaln(a_0, b_0))``."""
-    return _exp_series(_betaln_tail(a, b), _on("beta", a[0], b[0]), _order(a, b))
-
-
-# -- the normal distribution's CDF --------------------------------------------------------------
-
-
-def ndtr(x: Series) -> Series:
-    """``Phi(x) = (1 + erf(x / sqrt 2)) / 2``: ``y' = exp(-u^2) u' / sqrt(pi)``,
-    ``u = x / sqrt 2``."""
-    return T._erf([c * _SQRT_HALF for c in x], _on("ndtr", x[0]), _INV_SQRT_PI)
-
-
-def log_ndtr(x: Series) -> Series:
-    """``log Phi(x)``: ``y' = exp(v) x' / sqrt(2 pi)``, ``v = -x^2 / 2 - y``, the series of
-    ``exp(v)`` computed online from ``y``'s coefficients as they come (no ``Phi`` divides:
-    finite in the far left tail, where ``Phi`` underflows). There ``v_k`` is a difference
-    of terms about ``x_0^2`` times larger than itself, so each order loses some digits:
-    relative error 2e-11 at order 3 and 8e-9 at order 6 for ``x_0 = -30``."""
-    K = len(x) - 1
-    q = [-0.5 * s for s in T._square_series(x, K)]
-    vs: list[Any] = []
-    es: list[Any] = []
-
-    def d_of(ys: list[Any], m: int) -> Any:
-        vs.append(q[m] - ys[m])
-        if m == 0:
-            es.append(_f(T.V.exp, vs[0]))
-        else:
-            es.append(_sum(j * vs[j] * es[m - j] for j in range(1, m + 1)) * (1.0 / m))
-        return es[m] * _INV_SQRT_2PI
-
-    return _live_chain(_on("log_ndtr", x[0]), x, d_of, K)
-
-
-def xlog1py(a: Series, b: Series) -> Series:
-    """``a log1p(b)``: a Cauchy product (the primal from ``xlog1py``: 0 where ``a = 0``)."""
-    K = _order(a, b)
-    y = T.multiply(_pad(a, K + 1), T.log1p(_pad(b, K + 1)))
-    return [_on("xlog1py", a[0], b[0])] + y[1:]
 
 
 # -- differentiable in the integration limit only ----------------------------------------------
@@ -209,14 +130,6 @@ def _t_log_density(p: list[Any], t: Series) -> Series:
 
 SPECIAL_TAYLOR_RULES: dict[str, Rule] = {
     "polygamma": polygamma,
-    "digamma": digamma,
-    "gammaln": gammaln,
-    "gamma": gamma,
-    "betaln": betaln,
-    "beta": beta,
-    "ndtr": ndtr,
-    "log_ndtr": log_ndtr,
-    "xlog1py": xlog1py,
     "gammainc": _limit_only("gammainc", ("a",), _gamma_log_density, 1.0),
     "gammaincc": _limit_only("gammaincc", ("a",), _gamma_log_density, -1.0),
     "betainc": _limit_only("betainc", ("a", "b"), _beta_log_density, 1.0),

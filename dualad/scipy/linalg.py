@@ -39,6 +39,8 @@ from .. import numpy as dnp
 from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor
 from ..rules.linalg import LinAlgError, _carries_derivative
+from ..rules.taylor import Rule, Series, _sum
+from ..rules.taylor import register as register_taylor_rules
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
            "expm", "sqrtm", "logm", "block_diag", "inv", "det", "solve", "eigh", "LinAlgError"]
@@ -544,3 +546,75 @@ def eigh(a: Any, b: Any = None, *, lower: bool = True, eigvals_only: bool = Fals
         w = w[..., lo: hi + 1]
         v = None if v is None else v[..., lo: hi + 1]
     return w if eigvals_only else (w, v)
+
+
+# -- Taylor rules (Taylor mode, dualad.taylor) ------------------------------------------------
+#
+# The series convention is :mod:`dualad.rules.taylor`'s. Each rule solves its defining
+# identity coefficient by coefficient; the newest coefficient enters linearly, through the
+# same linear map as the first-order rule's, so each step is that rule's JVP applied to a
+# right-hand side made of lower coefficients:
+#
+# - ``sqrtm``: ``X X = A`` gives ``X_0 X_k + X_k X_0 = A_k - sum_{0<j<k} X_j X_{k-j}``, the
+#   Sylvester equation the first-order rule solves;
+# - ``logm``: ``exp(X) = A`` gives ``L_exp(X_0, X_k) = A_k - N_k``, ``N_k`` the coefficient
+#   ``k`` of ``exp(X_0 + ... + X_{k-1} t^{k-1})``: the top-right block of ``expm`` of the block
+#   upper-triangular Toeplitz matrix of those coefficients (its blocks are the Taylor
+#   coefficients of ``exp(X(t))``: ``t`` stands for the nilpotent block shift).
+
+
+def _any_tensor(*xs: Any) -> bool:
+    return any(isinstance(x, Tensor) for x in xs)
+
+
+def _plain_unless(out: Any, keep: bool) -> Any:
+    return out._data if isinstance(out, Tensor) and not keep else out
+
+
+def _through_jvp(prim: Any, a0: Any, x0: Any, rhs: Any) -> Any:
+    """The first-order rule's linear map on ``rhs`` (the tangent), at ``A_0``, ``X_0``."""
+    return prim.jvp((dnp.asarray(a0),), (dnp.asarray(rhs),), dnp.asarray(x0))
+
+
+def _sqrtm_taylor(a: Series) -> Series:
+    """The principal square root from ``X X = A``: a Sylvester equation per coefficient."""
+    keep = _any_tensor(*a)
+    x0 = _plain_unless(sqrtm_p(a[0]), keep)
+    xs = [x0]
+    for k in range(1, len(a)):
+        rhs = a[k] - _sum(xs[j] @ xs[k - j] for j in range(1, k)) if k > 1 else a[k]
+        xs.append(_plain_unless(_through_jvp(sqrtm_p, a[0], x0, rhs), keep))
+    return xs
+
+
+def _exp_coefficient(xs: Series, k: int) -> Any:
+    """Coefficient ``k`` of ``exp(sum_{j<k} X_j t^j)``: the block ``(0, k)`` of ``expm`` of
+    the block upper-triangular Toeplitz matrix with ``X_0, ..., X_{k-1}, 0`` on its block
+    diagonals."""
+    n = xs[0].shape[-1]
+    zero = dnp.zeros((n, n), dtype=dnp.asarray(xs[0]).dtype)
+    blocks = list(xs[:k]) + [zero]
+    rows = [dnp.concatenate([zero] * i + [blocks[j - i] for j in range(i, k + 1)], axis=1)
+            for i in range(k + 1)]
+    return expm(dnp.concatenate(rows, axis=0))[:n, k * n:]
+
+
+def _logm_taylor(a: Series) -> Series:
+    """The principal logarithm from ``exp(X) = A``: ``L_exp(X_0, X_k) = A_k - N_k``, solved
+    by the first-order rule's inverse Frechet derivative."""
+    keep = _any_tensor(*a)
+    x0 = _plain_unless(logm_p(a[0]), keep)
+    xs = [x0]
+    for k in range(1, len(a)):
+        rhs = a[k] - _plain_unless(_exp_coefficient(xs, k), keep) if k > 1 else a[k]
+        xs.append(_plain_unless(_through_jvp(logm_p, a[0], x0, rhs), keep))
+    return xs
+
+
+SCIPY_LINALG_TAYLOR_RULES: dict[str, Rule] = {
+    "sqrtm": _sqrtm_taylor,
+    "logm": _logm_taylor,
+}
+"""The Taylor rules of this module's primitives, by primitive name (registered for Taylor
+mode below)."""
+register_taylor_rules(SCIPY_LINALG_TAYLOR_RULES)

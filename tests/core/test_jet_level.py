@@ -8,6 +8,7 @@ import pytest
 
 import dualad as da
 import dualad.numpy as dnp
+from dualad.core.dispatch import Primitive, apply, every
 from dualad.rules import taylor as T
 from dualad.taylor import (
     NoTaylorRuleError,
@@ -61,15 +62,26 @@ def test_where_with_a_constant_branch():
     np.testing.assert_array_equal(np.asarray(y1), [1.0, 0.0, 1.0])
 
 
-def test_a_nonlinear_argument_of_a_linear_primitive_must_be_constant():
-    a = np.array([[2.0, 0.3], [0.1, 1.5]])
+@pytest.fixture
+def scale_by_square():
+    """``x * c**2``: linear in ``x`` only, and no Taylor rule of its own (taken off the list
+    of every primitive afterwards, so no sweep meets it)."""
+    prim = Primitive("scale_by_square", lambda x, c: x * c * c,
+                     lambda p, t, out: None if t[0] is None else t[0] * p[1] * p[1],
+                     reads=((1,), ()), linear=(0,))
+    yield lambda x, c: apply(prim, x, c)
+    every.remove(prim)
+
+
+def test_a_nonlinear_argument_of_a_linear_primitive_must_be_constant(scale_by_square):
     with jet_level():
-        A = make_jet(da.tensor(a), [np.eye(2)])
-        # solve is linear in b: a constant matrix with a jet b is fine
-        y0, (y1,) = unpack_jet(dnp.linalg.solve(a, make_jet(da.tensor([1.0, 2.0]), [[1.0, 0.0]])))
-        np.testing.assert_allclose(np.asarray(y1), np.linalg.solve(a, [1.0, 0.0]))
-        with pytest.raises(NoTaylorRuleError, match="solve is linear in its arguments"):
-            dnp.linalg.solve(A, np.array([1.0, 2.0]))
+        # linear in x: a constant c with a jet x is the generic linear rule
+        y0, (y1,) = unpack_jet(scale_by_square(make_jet(da.tensor([1.0, 2.0]), [[1.0, 0.5]]),
+                                               np.array([3.0, 2.0])))
+        np.testing.assert_allclose(np.asarray(y1), [9.0, 2.0])
+        c = make_jet(da.tensor([3.0, 2.0]), [[1.0, 1.0]])
+        with pytest.raises(NoTaylorRuleError, match="scale_by_square is linear in its arguments"):
+            scale_by_square(np.array([1.0, 2.0]), c)
 
 
 def test_nondiff_primitives_see_the_primal():

@@ -29,49 +29,12 @@ DTYPES = ("float64", "complex128")  # (complex: along a real t, so non-holomorph
 
 # entry -> the primitive it meets without a Taylor rule (linear algebra, the reductions and
 # products that are not linear, and the incomplete gamma/beta functions: rules to come)
-NO_RULE_YET: dict[str, str] = {
-    "amax": "amax",
-    "amin": "amin",
-    "cumprod": "cumprod",
-    "cumulative_prod": "cumprod",
-    "linalg.cholesky": "cholesky",
-    "linalg.cond": "svdvals",
-    "linalg.det": "det",
-    "linalg.eig": "eig",
-    "linalg.eigh": "eigh",
-    "linalg.eigvals": "eigvals",
-    "linalg.eigvalsh": "eigvalsh",
-    "linalg.inv": "inv",
-    "linalg.lstsq": "svdvals",
-    "linalg.matrix_norm": "norm2",
-    "linalg.norm": "norm2",
-    "linalg.pinv": "pinv",
-    "linalg.qr": "qr",
-    "linalg.slogdet": "slogdet",
-    "linalg.solve": "solve",
-    "linalg.svd": "svd",
-    "linalg.svdvals": "svdvals",
-    "linalg.tensorinv": "inv",
-    "linalg.tensorsolve": "solve",
-    "linalg.vector_norm": "norm2",
-    "max": "amax",
-    "min": "amin",
-    "nancumprod": "cumprod",
-    "nanmax": "amax",
-    "nanmin": "amin",
-    "nanprod": "prod",
-    "poly-matrix": "eigvals",  # (the characteristic polynomial of a matrix; of roots: passes)
-    "polyfit": "cumprod",
-    "prod": "prod",
-    "ptp": "amax",
-    "roots": "eigvals",
-    "scipy.special.betainc": "betainc",
-    "scipy.special.betaincc": "betaincc",
-    "scipy.special.gammainc": "gammainc",
-    "scipy.special.gammaincc": "gammaincc",
-    "scipy.special.stdtr": "stdtr",
-    "vander": "cumprod",
-}
+NO_RULE_YET: dict[str, str] = {}
+
+# entry-sample -> its tolerance where the reference itself loses digits: the characteristic
+# polynomial of a non-normal matrix goes through its eigenvalues (conditioned by the
+# eigenvectors' angles), so both modes agree to ~1e-9 relative to the largest coefficient
+TOLERANCE = {"poly-matrix": 1e-8}
 
 
 
@@ -161,7 +124,8 @@ def test_jet_order3_matches_nested_dual_levels(op, dtype, s):
     want = _derivatives(op, s, coeffs)
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
-        tol = 2e-6 if g[0].dtype in (np.float32, np.complex64) else 1e-9
+        tol = 2e-6 if g[0].dtype in (np.float32, np.complex64) else \
+            TOLERANCE.get(f"{op.name}-{s.desc}", 1e-9)
         for k in range(ORDER + 1):
             np.testing.assert_allclose(g[k], w[k], rtol=tol, atol=tol / 10,
                                        err_msg=f"{op.name}: coefficient {k}")
