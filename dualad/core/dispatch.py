@@ -21,7 +21,7 @@ from ..backends.errors import devices, mismatch  # noqa: F401  (D.mismatch: the 
 from . import grad_mode as _gm
 from . import levels
 from .levels import AVAL, LIN, Interpreter, batched, live, stack  # noqa: F401  (D.LIN, ...)
-from .tensor import Tensor, _make, dual
+from .tensor import Tensor, _make, dual, innermost  # noqa: F401  (D.dual, D.innermost)
 from .views import register_view, shares, viewed  # noqa: F401  (D.register_view, ...)
 
 _state = _gm.state
@@ -347,13 +347,6 @@ class DualLevel(Interpreter):
         for check in _checks:  # (an observer's: anomaly mode's NaN check of the tangents)
             check(prim, args, params, L, out)
         return out
-
-
-def innermost(t: Tensor) -> Tensor:
-    """The plain Tensor inside ``t`` (its primal at every level)."""
-    while t._level and t._level < LIN:
-        t = t._primal
-    return t
 
 
 def strip(x: Any) -> Any:

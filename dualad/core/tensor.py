@@ -116,11 +116,11 @@ class Tensor(AutogradMethods, ArrayMethods):
     @property
     def _primal(self) -> Tensor:
         p = self._stored_primal
-        if p is None:  # flat: the primal is the plain Tensor of _data
+        if p is None:  # unmade: the primal is the plain Tensor of _data
             p = self._stored_primal = _make(self._data)
             # (one counter: the same memory)
             p._batch_ndim, p._version_cell = self._batch_ndim, self._version_counter()
-            if self._requires_grad:  # (recorded while flat: the node is the primal's,
+            if self._requires_grad:  # (recorded while unmade: the node is the primal's,
                 # see graph._set_node)
                 p._requires_grad, p._node, p._out_nr = True, self._node, self._out_nr
         return p
@@ -132,7 +132,7 @@ class Tensor(AutogradMethods, ArrayMethods):
     @property
     def _tangent(self) -> Tensor:
         t = self._stored_tangent
-        if t.__class__ is np.ndarray:  # flat: a plain, unbatched tangent
+        if t.__class__ is np.ndarray:  # unmade: a plain, unbatched tangent
             t = self._stored_tangent = _make(t)
         return t
 
@@ -140,28 +140,25 @@ class Tensor(AutogradMethods, ArrayMethods):
     def _tangent(self, t: Tensor) -> None:
         self._stored_tangent = t
 
-    # -- a dual's parts without making them (see the module's docstring) -----------------
+    # -- a dual's parts as stored, made or unmade (see the module's docstring) -----------
     def _made_primal(self) -> Tensor | None:
-        """The primal Tensor of this dual if it exists (made by ``dual`` or asked for
-        since: someone may hold it); None while it is unmade (``_data`` is the primal)."""
+        """The primal Tensor if it exists (someone may hold it); None while unmade."""
         return self._stored_primal
 
     def _made_tangent(self) -> Tensor | None:
-        """The tangent Tensor of this dual if it exists; None while it is a bare array
-        (unmade: plain, unbatched, untracked)."""
+        """The tangent Tensor if it exists; None while unmade (plain and untracked)."""
         t = self._stored_tangent
         return None if t.__class__ is np.ndarray else t
 
     def _tangent_array(self) -> Any:
-        """The array of this dual's tangent (its innermost primal's, if the tangent is
-        itself dual), without making the tangent Tensor."""
+        """The tangent's (innermost) array, without making the tangent Tensor."""
         t = self._stored_tangent
         return t if t.__class__ is np.ndarray else t._data
 
     def _primal_chain(self) -> list[Tensor]:
         """This Tensor and each primal Tensor below it that exists, outermost first: one
-        memory, one version counter, one set of graph fields (a dual's are its innermost
-        primal's). An unmade primal is not in it: its dual stands for it."""
+        memory, one version counter, one set of graph fields. An unmade primal is not in
+        it: its dual stands for it (and so is the last, ``_graph_holder``)."""
         chain = [self]
         t = self
         while t._level and t._level < LIN and t._stored_primal is not None:
@@ -170,65 +167,53 @@ class Tensor(AutogradMethods, ArrayMethods):
         return chain
 
     def _graph_holder(self) -> Tensor:
-        """The Tensor whose graph fields (``_requires_grad``, ``_node``, ``_out_nr``) are
-        this one's and whose identity reverse mode keys a leaf's gradient by: the innermost
-        primal that exists (this Tensor itself if plain, a placeholder, or a dual whose
-        primal is unmade)."""
+        """The Tensor that holds this one's graph fields and stands for it as a leaf: the
+        last of ``_primal_chain``."""
         t = self
         while t._level and t._level < LIN and t._stored_primal is not None:
             t = t._stored_primal
         return t
 
     def _set_graph_fields(self, requires_grad: bool, node: Any, out_nr: int) -> None:
-        """Set the graph fields on this Tensor and each primal Tensor below it (an unmade
-        primal takes them from its dual when made: ``_primal``); ``out_nr`` only with a
-        node."""
+        """Set the graph fields along ``_primal_chain`` (an unmade primal takes them from
+        its dual when made: ``_primal``); ``out_nr`` only with a node."""
         t = self
         while True:
-            t._requires_grad = requires_grad
-            t._node = node
+            t._requires_grad, t._node = requires_grad, node
             if node is not None:
                 t._out_nr = out_nr
-            if not t._level or t._level >= LIN:
+            if not t._level or t._level >= LIN or t._stored_primal is None:
                 return
             t = t._stored_primal
-            if t is None:
-                return
 
     def _take_parts(self, other: Tensor) -> None:
-        """Make this Tensor dual as ``other`` is: its level and its parts as stored, made
-        or not (for an alias or view of ``other``, or a write of ``other`` into this
-        Tensor's memory), without making them."""
-        self._level = other._level
-        self._stored_primal = other._stored_primal
+        """Become dual as ``other`` is (its level, its parts as stored, made or not): for
+        a view of ``other``, or a write of ``other`` into this Tensor's memory."""
+        self._level, self._stored_primal = other._level, other._stored_primal
         self._stored_tangent = other._stored_tangent
 
     def _share_arrays(self, other: Tensor) -> None:
         """This Tensor, a same-shape alias of ``other`` made by an operation, takes
-        ``other``'s arrays as its own objects: ``_data``, and at ``other``'s level the
-        tangent where both store it unmade (what is known of an array by its identity, a
-        seed identity or a known diagonal, stays known through the alias)."""
+        ``other``'s arrays as its own objects (``_data``; at one level, the tangent where
+        both store it unmade): what is known of an array by its identity, a seed identity
+        or a known diagonal, stays known through the alias."""
         self._data = other._data
         if self._level and self._level == other._level and self._level < LIN and \
                 self._stored_primal is None and other._stored_primal is None:
             self._stored_tangent = other._stored_tangent
 
     def _map_parts(self, primal_fn: Any, tangent_fn: Any) -> Tensor:
-        """A new dual at this dual's level, sharing its memory, with parts
-        ``primal_fn(primal)`` and ``tangent_fn(tangent)`` (``tangent_fn`` None: the tangent
-        itself). An unmade part is taken unmade, neither function called on it: it holds
-        no history of its own (an unmade primal's graph fields are this dual's, which the
-        new one does not copy), so both functions must be ones that only drop history."""
+        """A new dual at this dual's level, sharing its memory, of ``primal_fn(primal)``
+        and ``tangent_fn(tangent)`` (None: the tangent itself). An unmade part is taken
+        unmade, no function called on it: it has no history of its own (an unmade
+        primal's graph fields are this dual's), so the functions may only drop history."""
         t = self._stored_tangent
         if tangent_fn is not None and t.__class__ is not np.ndarray:
             t = tangent_fn(t)
-        p = self._stored_primal
-        if p is not None:
-            return dual(self._level, primal_fn(p), t)
+        if self._stored_primal is not None:
+            return dual(self._level, primal_fn(self._stored_primal), t)
         d = _make(self._data, self._batch_ndim)
-        d._level = self._level
-        d._stored_primal = None
-        d._stored_tangent = t
+        d._level, d._stored_primal, d._stored_tangent = self._level, None, t
         d._version_cell = self._version_counter()
         return d
 
@@ -430,7 +415,7 @@ class Tensor(AutogradMethods, ArrayMethods):
 
     @property
     def grad(self) -> Tensor | None:
-        inner = _inner(self) if self._level else self
+        inner = innermost(self) if self._level else self
         m = inner._meta
         if m is None or m.grad is None:
             if inner._node is not None and not (m is not None and m.retains_grad):
@@ -460,7 +445,7 @@ class Tensor(AutogradMethods, ArrayMethods):
                     f"assigned grad has data of a different type: expected {self.dtype}, "
                     f"got {value.dtype}"
                 )
-        _inner(self)._meta_().grad = value
+        innermost(self)._meta_().grad = value
 
     @grad.deleter
     def grad(self) -> None:
@@ -590,7 +575,8 @@ def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
     return d
 
 
-def _inner(t: Tensor) -> Tensor:
+def innermost(t: Tensor) -> Tensor:
+    """The plain Tensor inside ``t`` (its primal at every level)."""
     while t._level and t._level < LIN:
         t = t._primal
     return t
