@@ -171,8 +171,7 @@ def check_tangents(name: str, tangents: list[Any], finite: Any) -> None:
 
 
 def _tangent(o: Tensor) -> Any:
-    t = o._stored_tangent
-    return t if not isinstance(t, Tensor) else t._data
+    return o._tangent_array()
 
 
 def _nan(a: Any) -> bool:

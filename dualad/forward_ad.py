@@ -300,7 +300,7 @@ def _primal_view(d: Tensor, p: Tensor, level: int) -> Tensor:
     if p._node is not None:
         v._out_nr = p._out_nr
     if p._level and p._level < D.LIN:
-        v._level, v._stored_primal, v._stored_tangent = p._level, p._stored_primal, p._stored_tangent
+        v._take_parts(p)
     v._version_cell = d._version_counter()
     if p._requires_grad and p._node is None:  # a leaf's view: its gradient is the leaf's
         v._meta_().acc = D.recorder.edge_of(p)[0]

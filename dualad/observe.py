@@ -70,7 +70,7 @@ def _watch() -> None:
     checks = [o.check_dual for o in observers if o.check_dual is not None]
     D.watch(checks, traced=any(o.traced for o in observers))
     if checks and not _suspended:
-        for p in D.every:  # (the hot paths take only flat duals, which only these make)
+        for p in D.every:  # (the hot paths make duals unmade, past apply)
             if p.fast is not None:
                 _suspended[p] = p.fast
                 p.fast = None

@@ -21,7 +21,7 @@ from ..backends.errors import devices, mismatch  # noqa: F401  (D.mismatch: the 
 from . import grad_mode as _gm
 from . import levels
 from .levels import AVAL, LIN, Interpreter, batched, live, stack  # noqa: F401  (D.LIN, ...)
-from .tensor import Tensor, _make
+from .tensor import Tensor, _make, dual, innermost  # noqa: F401  (D.dual, D.innermost)
 from .views import register_view, shares, viewed  # noqa: F401  (D.register_view, ...)
 
 _state = _gm.state
@@ -347,28 +347,6 @@ class DualLevel(Interpreter):
         for check in _checks:  # (an observer's: anomaly mode's NaN check of the tangents)
             check(prim, args, params, L, out)
         return out
-
-
-def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
-    """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
-    d = _make(primal._data)
-    d._level = L
-    d._stored_primal = primal
-    d._stored_tangent = tangent
-    d._batch_ndim = primal._batch_ndim
-    d._requires_grad = primal._requires_grad
-    if primal._node is not None:
-        d._node = primal._node
-        d._out_nr = primal._out_nr
-    d._version_cell = primal._version_cell
-    return d
-
-
-def innermost(t: Tensor) -> Tensor:
-    """The plain Tensor inside ``t`` (its primal at every level)."""
-    while t._level and t._level < LIN:
-        t = t._primal
-    return t
 
 
 def strip(x: Any) -> Any:

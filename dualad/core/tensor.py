@@ -6,10 +6,13 @@ L). ``_data`` always holds the innermost primal array so that shape and dtype
 queries cost nothing. ``_batch_ndim`` counts leading axes that are tangent-batch axes
 (internal only: users never see a Tensor with ``_batch_ndim > 0``).
 
-A dual made by the forward fast path is *flat*: it holds its plain primal as
-``_data`` alone (``_stored_primal is None``) and its plain, unbatched tangent as a bare
-array (``_stored_tangent``), so one object is built per op instead of three. ``_primal`` and
-``_tangent`` read either form and make the Tensor on first use.
+A dual's parts may be stored *unmade*: the primal as ``_data`` alone (the dual then
+holds the primal's graph fields) and the tangent as a bare array. Only the forward fast
+path (``dualad.fast``) makes such duals, one object per op instead of three (a chain of
+elementwise ops runs 14% slower with three). ``_primal`` and ``_tangent`` make a part on
+first use; the few operations other layers need without making them (an alias, the
+graph fields, the primal chain) are Tensor methods, so nothing outside this class and
+``dualad.fast`` knows the unmade form.
 
 Reverse-mode state lives on the innermost primal: ``_requires_grad`` (requires grad),
 ``_node`` (grad_fn) and ``_out_nr``; dual wrappers copy them when made.
@@ -31,7 +34,7 @@ import numpy as np
 from .._tensor_methods import ArrayMethods, AutogradMethods
 from ..backends import namespace as _backend
 from . import grad_mode as _gm
-from .levels import live
+from .levels import LIN, live
 
 _NO_HOOKS: Any = types.MappingProxyType({})
 
@@ -113,11 +116,11 @@ class Tensor(AutogradMethods, ArrayMethods):
     @property
     def _primal(self) -> Tensor:
         p = self._stored_primal
-        if p is None:  # flat: the primal is the plain Tensor of _data
+        if p is None:  # unmade: the primal is the plain Tensor of _data
             p = self._stored_primal = _make(self._data)
             # (one counter: the same memory)
             p._batch_ndim, p._version_cell = self._batch_ndim, self._version_counter()
-            if self._requires_grad:  # (recorded while flat: the node is the primal's,
+            if self._requires_grad:  # (recorded while unmade: the node is the primal's,
                 # see graph._set_node)
                 p._requires_grad, p._node, p._out_nr = True, self._node, self._out_nr
         return p
@@ -129,13 +132,90 @@ class Tensor(AutogradMethods, ArrayMethods):
     @property
     def _tangent(self) -> Tensor:
         t = self._stored_tangent
-        if t.__class__ is np.ndarray:  # flat: a plain, unbatched tangent
+        if t.__class__ is np.ndarray:  # unmade: a plain, unbatched tangent
             t = self._stored_tangent = _make(t)
         return t
 
     @_tangent.setter
     def _tangent(self, t: Tensor) -> None:
         self._stored_tangent = t
+
+    # -- a dual's parts as stored, made or unmade (see the module's docstring) -----------
+    def _made_primal(self) -> Tensor | None:
+        """The primal Tensor if it exists (someone may hold it); None while unmade."""
+        return self._stored_primal
+
+    def _made_tangent(self) -> Tensor | None:
+        """The tangent Tensor if it exists; None while unmade (plain and untracked)."""
+        t = self._stored_tangent
+        return None if t.__class__ is np.ndarray else t
+
+    def _tangent_array(self) -> Any:
+        """The tangent's (innermost) array, without making the tangent Tensor."""
+        t = self._stored_tangent
+        return t if t.__class__ is np.ndarray else t._data
+
+    def _primal_chain(self) -> list[Tensor]:
+        """This Tensor and each primal Tensor below it that exists, outermost first: one
+        memory, one version counter, one set of graph fields. An unmade primal is not in
+        it: its dual stands for it (and so is the last, ``_graph_holder``)."""
+        chain = [self]
+        t = self
+        while t._level and t._level < LIN and t._stored_primal is not None:
+            t = t._stored_primal
+            chain.append(t)
+        return chain
+
+    def _graph_holder(self) -> Tensor:
+        """The Tensor that holds this one's graph fields and stands for it as a leaf: the
+        last of ``_primal_chain``."""
+        t = self
+        while t._level and t._level < LIN and t._stored_primal is not None:
+            t = t._stored_primal
+        return t
+
+    def _set_graph_fields(self, requires_grad: bool, node: Any, out_nr: int) -> None:
+        """Set the graph fields along ``_primal_chain`` (an unmade primal takes them from
+        its dual when made: ``_primal``); ``out_nr`` only with a node."""
+        t = self
+        while True:
+            t._requires_grad, t._node = requires_grad, node
+            if node is not None:
+                t._out_nr = out_nr
+            if not t._level or t._level >= LIN or t._stored_primal is None:
+                return
+            t = t._stored_primal
+
+    def _take_parts(self, other: Tensor) -> None:
+        """Become dual as ``other`` is (its level, its parts as stored, made or not): for
+        a view of ``other``, or a write of ``other`` into this Tensor's memory."""
+        self._level, self._stored_primal = other._level, other._stored_primal
+        self._stored_tangent = other._stored_tangent
+
+    def _share_arrays(self, other: Tensor) -> None:
+        """This Tensor, a same-shape alias of ``other`` made by an operation, takes
+        ``other``'s arrays as its own objects (``_data``; at one level, the tangent where
+        both store it unmade): what is known of an array by its identity, a seed identity
+        or a known diagonal, stays known through the alias."""
+        self._data = other._data
+        if self._level and self._level == other._level and self._level < LIN and \
+                self._stored_primal is None and other._stored_primal is None:
+            self._stored_tangent = other._stored_tangent
+
+    def _map_parts(self, primal_fn: Any, tangent_fn: Any) -> Tensor:
+        """A new dual at this dual's level, sharing its memory, of ``primal_fn(primal)``
+        and ``tangent_fn(tangent)`` (None: the tangent itself). An unmade part is taken
+        unmade, no function called on it: it has no history of its own (an unmade
+        primal's graph fields are this dual's), so the functions may only drop history."""
+        t = self._stored_tangent
+        if tangent_fn is not None and t.__class__ is not np.ndarray:
+            t = tangent_fn(t)
+        if self._stored_primal is not None:
+            return dual(self._level, primal_fn(self._stored_primal), t)
+        d = _make(self._data, self._batch_ndim)
+        d._level, d._stored_primal, d._stored_tangent = self._level, None, t
+        d._version_cell = self._version_counter()
+        return d
 
     # -- array protocol -------------------------------------------------------------------
     @property
@@ -249,16 +329,16 @@ class Tensor(AutogradMethods, ArrayMethods):
         return self._data
 
     def __repr__(self) -> str:
-        if self._level >= _LIN():  # a linearization's placeholder (a backward run on a
+        if self._level >= LIN:  # a linearization's placeholder (a backward run on a
             d = self._data  # symbolic grad_output, reverse mode's tangents): no values
             return f"tensor(<symbolic>, shape={tuple(d.shape)}, dtype={d.dtype})"
         body = np.array2string(self._data, separator=", ", prefix="tensor(") if \
             self._data.__class__ is np.ndarray else _backend.repr_body(self._data)
         L = self._level
-        if L and L < _LIN():
+        if L and L < LIN:
             if L in live:  # torch's form: the primal, then its tangent (and the level, when
                 p = self._primal  # the primal is itself dual at a live level: nested)
-                nested = p._level and p._level < _LIN() and p._level in live
+                nested = p._level and p._level < LIN and p._level in live
                 return (f"{repr(p)[:-1]}, tangent={self._tangent!r}"
                         + (f", level={L}" if nested else "") + ")")
         extra = ""
@@ -315,7 +395,7 @@ class Tensor(AutogradMethods, ArrayMethods):
         t: Tensor = self
         while True:
             t._requires_grad = bool(requires_grad)
-            if not t._level or t._level >= _LIN():
+            if not t._level or t._level >= LIN:
                 break
             t = t._primal
         return self
@@ -335,7 +415,7 @@ class Tensor(AutogradMethods, ArrayMethods):
 
     @property
     def grad(self) -> Tensor | None:
-        inner = _inner(self) if self._level else self
+        inner = innermost(self) if self._level else self
         m = inner._meta
         if m is None or m.grad is None:
             if inner._node is not None and not (m is not None and m.retains_grad):
@@ -365,7 +445,7 @@ class Tensor(AutogradMethods, ArrayMethods):
                     f"assigned grad has data of a different type: expected {self.dtype}, "
                     f"got {value.dtype}"
                 )
-        _inner(self)._meta_().grad = value
+        innermost(self)._meta_().grad = value
 
     @grad.deleter
     def grad(self) -> None:
@@ -436,7 +516,7 @@ class Tensor(AutogradMethods, ArrayMethods):
         >>> y.is_leaf, y.requires_grad
         (True, False)
         """
-        if self._level and self._level >= _LIN():
+        if self._level and self._level >= LIN:
             raise RuntimeError("detach_() on a symbolic tangent; use detach() instead")
         if self._meta is not None and self._meta.base is not None:
             raise RuntimeError(
@@ -480,12 +560,24 @@ def _make(data: Any, batch_ndim: int = 0) -> Tensor:
     return t
 
 
-def _LIN() -> int:
-    return 1 << 60
+def dual(L: int, primal: Tensor, tangent: Tensor) -> Tensor:
+    """Wrap (primal, tangent) as a Tensor that is dual at level ``L``."""
+    d = _make(primal._data)
+    d._level = L
+    d._stored_primal = primal
+    d._stored_tangent = tangent
+    d._batch_ndim = primal._batch_ndim
+    d._requires_grad = primal._requires_grad
+    if primal._node is not None:
+        d._node = primal._node
+        d._out_nr = primal._out_nr
+    d._version_cell = primal._version_cell
+    return d
 
 
-def _inner(t: Tensor) -> Tensor:
-    while t._level and t._level < _LIN():
+def innermost(t: Tensor) -> Tensor:
+    """The plain Tensor inside ``t`` (its primal at every level)."""
+    while t._level and t._level < LIN:
         t = t._primal
     return t
 
@@ -533,7 +625,7 @@ def _warn_dropped(t: Tensor, what: str, keep: str = _KEEP) -> None:
 
 
 def _check_undifferentiated(t: Tensor, what: str) -> None:
-    if t._level >= _LIN():
+    if t._level >= LIN:
         raise RuntimeError(
             f"dualad: {what} on a symbolic tangent while reverse mode linearizes a JVP rule; "
             "a rule must apply dualad operations to tangents, not NumPy"

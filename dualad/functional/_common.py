@@ -300,15 +300,13 @@ def _graph_tensors(t: Tensor) -> list[Tensor]:
     primal's graph fields, so its primals need no entry of their own."""
     out, stack = [], [t]
     while stack:
-        u = stack.pop()
-        out.append(u)
-        lv = u._level
-        if lv and lv < _dispatch.LIN:
-            tt = u._stored_tangent
-            if lv in _dispatch.live and tt.__class__ is t.__class__:  # (a flat one's: an array)
-                stack.append(tt)
-            if u._stored_primal is not None:
-                stack.append(u._stored_primal)
+        for v in stack.pop()._primal_chain():
+            out.append(v)
+            lv = v._level
+            if lv and lv < _dispatch.LIN and lv in _dispatch.live:
+                tt = v._made_tangent()  # (an unmade one is untracked)
+                if tt is not None:
+                    stack.append(tt)
     return out
 
 
@@ -388,16 +386,9 @@ def _without_history(t: Tensor) -> Tensor:
         d = t.detach()
         d._batch_ndim = t._batch_ndim  # (a batched tangent keeps its batch axes)
         return d
-    if t._stored_primal is None:  # flat: a plain primal in _data (and maybe a bare tangent array)
-        p = creation.as_tensor(t._data)
-        p._batch_ndim, p._version_cell = t._batch_ndim, t._version_counter()
-    else:
-        p = _without_history(t._stored_primal)
     if lv not in _dispatch.live:
-        return p
-    tt = t._stored_tangent
-    tt = _without_history(tt) if tt.__class__ is t.__class__ else creation.as_tensor(tt)
-    return _dispatch.dual(lv, p, tt)
+        return _without_history(t._primal)
+    return t._map_parts(_without_history, _without_history)
 
 
 def tangent_or_none(t: Tensor) -> Tensor | None:

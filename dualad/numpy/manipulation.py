@@ -91,9 +91,7 @@ def view_of(r: Any, a: Any) -> Any:
     v = apply(L.reshape, a, shape=a.shape)
     # the same arrays, as objects: what is known of an array by its identity (a seed
     # identity, a known diagonal: see linear.identity_seed) stays known through the view
-    v._data = a._data
-    if v._level and v._stored_primal is None and a._level == v._level and a._stored_primal is None:
-        v._stored_tangent = a._stored_tangent
+    v._share_arrays(a)
     return v
 
 

@@ -174,16 +174,7 @@ _new = object.__new__
 def _alias(t: Tensor) -> Tensor:
     """``t`` with the innermost grad_fn dropped (tangents kept), sharing data."""
     if t._level and t._level < D.LIN:
-        if t._stored_primal is None and t._stored_tangent.__class__ is _ndarray:
-            # a flat dual's alias is flat too: asking ``t`` for its primal or tangent Tensor
-            # would make them, and ``t`` would stop being flat (the hot path declines it)
-            u = _make(t._data)
-            u._level = t._level
-            u._stored_primal = None
-            u._stored_tangent = t._stored_tangent
-            u._version_cell = t._version_cell
-            return u
-        return D.dual(t._level, _alias(t._primal), t._tangent)
+        return t._map_parts(_alias, None)  # (parts unmade stay so: the fast path takes them)
     u = _make(t._data)
     u._batch_ndim = t._batch_ndim
     u._version_cell = t._version_cell
@@ -666,9 +657,7 @@ def record(prim: Any, args: Any, out: Any, params: dict[str, Any]) -> None:
             d = a._data
             avals.append((d.shape if not a._batch_ndim else a.shape, d.dtype))
             if a._requires_grad:
-                # (a flat dual holds its primal's graph fields: see _set_node)
-                inner = a if not a._level or a._stored_primal is None and a._level < D.LIN else \
-                    D.innermost(a)
+                inner = a._graph_holder() if a._level else a
                 node_in = inner._node  # (an inference tensor may be an input: it is
                 # refused where it is saved, below, as torch refuses it)
                 e = (node_in, inner._out_nr) if node_in is not None else edge_of(inner)
@@ -791,17 +780,13 @@ _SCALARS = frozenset((int, float, complex, bool))  # (a set: membership by hash,
 
 
 def _set_node(t: Tensor, node: Any, k: int) -> None:
-    """Make ``node`` (output ``k``) the grad_fn of ``t`` and of each primal below it. A flat
-    dual (no primal Tensor yet) keeps it alone: the primal Tensor made from it when asked
-    for (``Tensor._primal``) takes it then, so recording keeps a flat dual flat."""
-    while True:
+    """Make ``node`` (output ``k``) the grad_fn of ``t`` and of each primal below it
+    (``Tensor._set_graph_fields``: an unmade primal takes it when made, so recording
+    leaves a dual's parts unmade)."""
+    if not t._level:
         t._requires_grad, t._node, t._out_nr = True, node, k
-        if not t._level or t._level >= D.LIN:
-            return
-        p = t._stored_primal
-        if p is None:
-            return
-        t = p
+    else:
+        t._set_graph_fields(True, node, k)
 
 
 def _keeps_index(node: Node) -> None:

@@ -174,19 +174,19 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
     """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
     tangents at every level, and its history if ``history`` (else keeps its own)."""
     L = t._level if t._level < _LIN else 0
-    if L and t._stored_primal is not None and (new._level == L or L not in D.live):
+    p = t._made_primal() if L else None
+    if p is not None and (new._level == L or L not in D.live):
         # t's primal is an object of its own (make_dual's tensor, say): it takes the new
         # primal in place, so that whoever holds it sees the write too (through its base
         # if it is a view); the tangent is replaced, not written into (tangent arrays are
         # shared between results: writing into one could change another)
-        p = t._stored_primal
         newp = new._primal if new._level == L else new  # (a level that exited: t is p)
         if p._meta is not None and p._meta.base is not None:
             commit(p, newp)
         else:
             _take(p, newp, history)
         if new._level == L:
-            t._stored_tangent = new._stored_tangent
+            t._tangent = new._tangent
         t._requires_grad, t._node = p._requires_grad, p._node
         if p._node is not None:
             t._out_nr = p._out_nr
@@ -194,31 +194,19 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
     old = D.innermost(t)
     rg, node, nr = (new._requires_grad, new._node, getattr(new, "_out_nr", 0)) if history else \
         (old._requires_grad, old._node, getattr(old, "_out_nr", 0))
-    if history and new._level and new._level < _LIN and new._stored_primal is not None:
-        inner = D.innermost(new)  # (a dual's graph fields are its innermost primal's)
+    if history and new._level and new._level < _LIN:
+        inner = new._graph_holder()  # (a dual's graph fields are its innermost primal's)
         rg, node, nr = inner._requires_grad, inner._node, getattr(inner, "_out_nr", 0)
     retained = old._meta is not None and old._meta.retains_grad
     old_node, old_nr = old._node, getattr(old, "_out_nr", 0)
     vc = t._version_cell
     if new._level and new._level < _LIN:
-        t._level, t._stored_primal = new._level, new._stored_primal
-        t._stored_tangent = new._stored_tangent
-        p = new._stored_primal
-        while p is not None:  # the primals below: this memory, this counter
+        t._take_parts(new)
+        for p in t._primal_chain()[1:]:  # the primals below: this memory, this counter
             p._data, p._version_cell = t._data, vc
-            p = p._stored_primal if p._level and p._level < _LIN else None
     else:
         t._level = 0
-    # the graph fields, on t and every primal below it (as graph._set_node)
-    u = t
-    while True:
-        u._requires_grad = rg
-        u._node = node
-        if node is not None:
-            u._out_nr = nr
-        if not u._level or u._level >= _LIN or u._stored_primal is None:
-            break
-        u = u._stored_primal
+    t._set_graph_fields(rg, node, nr)  # (on t and every primal below it)
     if retained and node is not None and node is not old_node:
         # retain_grad: .grad is the gradient of the value after the write (torch)
         inner = D.innermost(t)
@@ -303,15 +291,12 @@ def scalar(t: Tensor) -> bool:
     """
     if t._data.ndim != t._batch_ndim:
         return False
-    u = t
-    while True:
+    for u in t._primal_chain():
         m = u._meta
         if m is not None and (m.array or m.base is not None or m.retains_grad) or \
                 (u._requires_grad and u._node is None):
             return False
-        if not u._level or u._level >= _LIN or u._stored_primal is None:
-            return True
-        u = u._stored_primal
+    return True
 
 
 def inplace(prim: Any) -> Any:
