@@ -86,7 +86,7 @@ class JetLevel(levels.Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
-        series = [[a._primal, *a._stored_tangent] if a.__class__ is Tensor and a._level == J
+        series = [[a._primal, *a._tangent] if a.__class__ is Tensor and a._level == J
                   else [a] for a in args]
         rule = self.rule(prim, series)
         out = rule(*series, **params)
@@ -129,7 +129,7 @@ class CollapsedJetLevel(JetLevel):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
-        series = [[a._primal, *a._stored_tangent] if a.__class__ is Tensor and a._level == J
+        series = [[a._primal, *a._tangent] if a.__class__ is Tensor and a._level == J
                   else [a] for a in args]
         rule = self.rule(prim, series)
         if prim.multi:

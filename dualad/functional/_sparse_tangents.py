@@ -168,7 +168,7 @@ def sparse_tangent_jacobian(func: Callable[..., Any], x: Any, seed: Any = None
     try:
         y = func(dual(level, x, seed))
         if isinstance(y, Tensor) and y._level == level:
-            jac = y._stored_tangent
+            jac = y._tangent
         elif isinstance(y, Tensor) or hasattr(y, "shape") or isinstance(y, (int, float, complex)):
             jac = T.empty(int(np.size(_value(y))), seed.shape[1], seed.dtype)
         else:

@@ -137,7 +137,7 @@ def split_at(L: int, args: Any) -> tuple[list[Any], list[Any]]:
     for a in args:
         if a.__class__ is Tensor and a._level == L:
             primals.append(a._primal)
-            tangents.append(a._stored_tangent)
+            tangents.append(a._tangent)
         else:
             primals.append(a)
             tangents.append(None)
@@ -182,7 +182,7 @@ def _trace(func: Callable[..., Any], x: Any, strict: bool, second: bool, what: s
     try:
         y = func(dual(level, x, P.identity(n)))
         if isinstance(y, Tensor) and y._level == level:
-            pattern = y._stored_tangent
+            pattern = y._tangent
         elif isinstance(y, Tensor) or hasattr(y, "shape") or isinstance(y, (int, float, complex)):
             pattern = P.empty(int(np.size(_value(y))), n)  # (a constant: depends on nothing)
         else:
