@@ -1,17 +1,17 @@
 """``dualad.scipy``: differentiable counterparts of parts of SciPy (``special``, ``stats``,
-``linalg``, ``signal``).
+``linalg``, ``signal``, ``integrate``).
 
 SciPy is an optional dependency (``pip install dualad[scipy]``): it gives the values of
 the special functions NumPy lacks (gammaln, digamma, erf, ...). The submodules load on
 first use, as SciPy's do: ``special`` sits below ``dualad.numpy`` (its functions are
-primitives NumPy's dispatch reaches), ``stats``, ``linalg`` and ``signal`` above it
-(compositions of dualad.numpy).
+primitives NumPy's dispatch reaches), ``stats``, ``linalg``, ``signal`` and ``integrate`` above it
+(compositions of dualad.numpy; ``integrate.odeint`` a rule of its own).
 """
 
 import importlib
 from typing import Any
 
-SUBMODULES = ("linalg", "signal", "special", "stats")
+SUBMODULES = ("integrate", "linalg", "signal", "special", "stats")
 __all__ = list(SUBMODULES)
 
 
