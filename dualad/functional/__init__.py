@@ -26,6 +26,7 @@ tensor([2., 4.])
 """
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
+from ._ravel import ravel
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "jacrev",
     "linearize",
     "linear_transpose",
+    "ravel",
 ]
