@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _scipy_checks import check_hessian, check_modes
 
 import dualad as da
 from dualad.scipy import special as S
-
-from _scipy_checks import check_hessian, check_modes
 
 sp = pytest.importorskip("scipy.special")
 
