@@ -166,7 +166,7 @@ SCIPY_SPECIAL_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "ndtr": lambda x: (1 + sympy.erf(x / sympy.sqrt(2))) / 2,
     "log_ndtr": lambda x: sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2),
     "erfinv": sympy.erfinv,
-    "erfcinv": sympy.erfcinv,
+    "erfcinv": lambda x: sympy.erfinv(1 - x),  # (SymPy evaluates erfinv numerically, not erfcinv)
     "rgamma": lambda x: 1 / sympy.gamma(x),
     "j0": lambda x: sympy.besselj(0, x),
     "j1": lambda x: sympy.besselj(1, x),
