@@ -105,11 +105,12 @@ def _split(v: np.ndarray, n: int, args: tuple[Any, ...], present: tuple[int, ...
     return dy0, dargs
 
 
-def _tangent_k(v: Any, y0: Any, t: Any, *args: Any, func: Any, opts: Any,
+def _tangent_k(v: Any, y0: Any, t: Any, ys: Any, *args: Any, func: Any, opts: Any,
                present: tuple[int, ...], with_y0: bool) -> np.ndarray:
     """The sensitivities ``s(t_i)``, shape ``(K, len(t), n)``, in K directions ``v``
     (shape ``(K, size)``: ``dy0`` if ``with_y0``, then ``d args[i]`` raveled, i in
-    ``present``): ``s' = J_y s + J_args d args``, ``s(t_0) = dy0``."""
+    ``present``): ``s' = J_y s + J_args d args``, ``s(t_0) = dy0``. (``ys``, the solution
+    at ``t``, is the adjoint's; the sensitivities integrate the solution along.)"""
     y0, v = np.asarray(y0, np.float64), np.asarray(v, np.float64)
     n, k = y0.size, v.shape[0]
     dy0, dargs = _split(v, n, args, present, with_y0)
@@ -142,7 +143,7 @@ def _jvp(func: Any, y: np.ndarray, tt: float, args: tuple[Any, ...], s: np.ndarr
     return np.asarray(primal._data), 0.0 if tan is None else np.asarray(tan._data)
 
 
-def _adjoint_k(ct: Any, y0: Any, t: Any, *args: Any, func: Any, opts: Any,
+def _adjoint_k(ct: Any, y0: Any, t: Any, ys: Any, *args: Any, func: Any, opts: Any,
                present: tuple[int, ...], with_y0: bool) -> np.ndarray:
     """The adjoint method, the transpose of ``_tangent_k``: for K cotangents ``ct`` of
     the solution (shape ``(K, len(t), n)``), the cotangents of ``y0`` (if ``with_y0``)
@@ -153,19 +154,12 @@ def _adjoint_k(ct: Any, y0: Any, t: Any, *args: Any, func: Any, opts: Any,
     y0, t = np.asarray(y0, np.float64), np.asarray(t, np.float64)
     n, k = y0.size, ct.shape[0]
     p = sum(int(np.size(args[i])) for i in present)
-    ys = _solve(func, y0, t, args, opts)
+    ys = np.asarray(ys, np.float64)  # (the solution at t: each backward leg starts there)
 
     def rhs(state: np.ndarray, tt: float) -> np.ndarray:
         y, a = state[:n], state[n:n + k * n].reshape(k, n)
-        fn = _closed(func, tt, args, present)
-        inputs = (Tensor(y),) + tuple(Tensor(args[i]) for i in present)
-        das, dgs = [], []
-        for j in range(k):  # func's VJP, one reverse pass per cotangent
-            f, grads = FN.vjp(fn, inputs, Tensor(a[j]))
-            das.append(-np.asarray(grads[0]._data))
-            dgs.append(np.concatenate([-np.asarray(g._data).reshape(-1) for g in grads[1:]]
-                                      + [np.zeros(0)]))
-        return np.concatenate([np.asarray(f._data), np.ravel(das), np.ravel(dgs)])
+        f, aj = _cotangent_products(func, y, tt, args, present, a)
+        return np.concatenate([f, -aj[:, :n].reshape(-1), -aj[:, n:].reshape(-1)])
 
     a, g = ct[:, -1].copy(), np.zeros((k, p))
     for i in range(len(t) - 1, 0, -1):
@@ -174,6 +168,34 @@ def _adjoint_k(ct: Any, y0: Any, t: Any, *args: Any, func: Any, opts: Any,
         a = end[n:n + k * n].reshape(k, n) + ct[:, i - 1]
         g = end[n + k * n:].reshape(k, p)
     return np.concatenate(([a] if with_y0 else []) + [g], axis=1)
+
+
+_JACOBIAN_MAX = 64
+"""Up to this many inputs (state and differentiated arguments), the adjoint's products
+``a J`` come from the whole Jacobian, one batched forward pass (about twice as fast as a
+reverse pass per cotangent for small systems); beyond it, from reverse passes."""
+
+
+def _cotangent_products(func: Any, y: np.ndarray, tt: float, args: tuple[Any, ...],
+                        present: tuple[int, ...], a: np.ndarray) -> tuple[np.ndarray, Any]:
+    """``func(y, tt, *args)`` and ``a J`` for the K rows of ``a``, J the Jacobian in ``y``
+    and the arguments in ``present`` (their entries raveled one after the other)."""
+    n, k = y.size, a.shape[0]
+    sizes = [int(np.size(args[i])) for i in present]
+    m = n + sum(sizes)
+    if not D.batched and m <= _JACOBIAN_MAX:
+        eye, offsets = np.eye(m), np.cumsum([n] + sizes)
+        dargs = {i: eye[:, lo:hi].reshape((m,) + np.shape(args[i]))
+                 for i, lo, hi in zip(present, offsets[:-1], offsets[1:], strict=True)}
+        f, jac = _jvp(func, y, tt, args, eye[:, :n], dargs, True)  # row j: J e_j
+        return f, a @ np.broadcast_to(jac, (m, n)).T
+    fn = _closed(func, tt, args, present)
+    inputs = (Tensor(y),) + tuple(Tensor(args[i]) for i in present)
+    rows = []
+    for j in range(k):  # func's VJP, one reverse pass per cotangent
+        f, grads = FN.vjp(fn, inputs, Tensor(a[j]))
+        rows.append(np.concatenate([np.asarray(g._data).reshape(-1) for g in grads]))
+    return np.asarray(f._data), np.stack(rows)
 
 
 def _closed(func: Any, tt: float, args: tuple[Any, ...], present: tuple[int, ...]) -> Any:
@@ -253,7 +275,7 @@ def _tangent_aval(args: Any, **params: Any) -> tuple[tuple[int, ...], Any]:
 
 def _adjoint_aval(args: Any, *, present: tuple[int, ...], with_y0: bool,
                   **params: Any) -> tuple[tuple[int, ...], Any]:
-    size = _size(args[1]) * with_y0 + sum(_size(args[3 + i]) for i in present)
+    size = _size(args[1]) * with_y0 + sum(_size(args[4 + i]) for i in present)
     return (size,), np.dtype(np.float64)
 
 
@@ -285,7 +307,7 @@ def _odeint_jvp(primals: Any, tangents: Any, out: Any, *, func: Any, opts: Any) 
         return result
     v = dnp.concatenate(([dy0] if dy0 is not None else [])
                         + [dnp.ravel(dargs[i]) for i in present])
-    s = apply(tangent_p, v, y0, t, *args, func=func, opts=opts, present=present,
+    s = apply(tangent_p, v, y0, t, out, *args, func=func, opts=opts, present=present,
               with_y0=dy0 is not None)
     return s if result is None else s + result
 

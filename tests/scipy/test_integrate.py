@@ -130,3 +130,16 @@ def test_misuse_errors():
         odeint(lambda y, t, s: -y, Y0, T, args=("label",))
     with pytest.raises(ValueError, match="1-D"):
         odeint(lambda y, t: -y, Y0, np.zeros((2, 2)))
+
+
+def test_adjoint_by_reverse_passes_agrees(monkeypatch):
+    # (large systems take a J from reverse passes, small ones from the whole Jacobian)
+    from dualad.scipy import integrate as I
+
+    inputs = (da.tensor(Y0), da.tensor(K), da.tensor(C), da.tensor(W))
+    v = da.tensor(np.random.default_rng(5).standard_normal((len(T), 2)))
+    _, by_jacobian = F.vjp(solve, inputs, v)
+    monkeypatch.setattr(I, "_JACOBIAN_MAX", 0)
+    _, by_reverse = F.vjp(solve, inputs, v)
+    for a, b in zip(by_jacobian, by_reverse, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-8)
