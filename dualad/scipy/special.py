@@ -413,9 +413,13 @@ def stdtr(df: Any, t: Any) -> Any:
     return apply(_stdtr_p, *_floats(df, t))
 
 
-def _order_function(name: str, prim: Primitive, what: str, example: str) -> Any:
+def _order_function(name: str, prim: Primitive, what: str, example: str,
+                    integer_in_float64: bool = False) -> Any:
     def f(v: Any, x: Any) -> Any:
-        return apply(prim, *_floats(v, x))
+        order, x_ = _floats(v, x)
+        if integer_in_float64 and isinstance(v, (int, np.integer)) and x_.dtype != np.float64:
+            x_ = F.astype(x_, np.float64)  # (SciPy's yn of an integer order: in float64)
+        return apply(prim, order, x_)
 
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""``scipy.special.{name}``: {what}, differentiable in ``x`` (a derivative in
@@ -441,10 +445,11 @@ yv = _order_function("yv", _yv_p, "the Bessel function of the second kind of rea
                      "    tensor(0.41230863)")
 yn = _order_function("yn", _yn_p, "the Bessel function of the second kind of integer order n",
                      "    >>> special.yn(0, x).backward(); x.grad  # -Y1\n"
-                     "    tensor(0.41230863)")
+                     "    tensor(0.41230863)", integer_in_float64=True)
 iv = _order_function("iv", _iv_p, "the modified Bessel function of the first kind of real "
                      "order v", "    >>> special.iv(0.0, x).backward(); x.grad  # I1\n"
                      "    tensor(0.98166643)")
+
 ive = _order_function("ive", _ive_p, "the exponentially scaled modified Bessel function "
                       "``exp(-|x|) iv(v, x)``",
                       "    >>> special.ive(0.0, x).backward(); x.grad  # (I1 - I0) exp(-x)\n"
