@@ -51,6 +51,7 @@ PARTIAL: dict[str, tuple[str, str]] = {
 
 # the other functions of the namespaces that carry no derivative
 NONDIFF = {"signal.choose_conv_method": "returns the method's name",
+           "special.gammasgn": "piecewise constant (a sign)",
            "linalg.LinAlgError": "an exception class"}
 
 

@@ -31,7 +31,7 @@ from ..rules._util import elementwise_aval, elementwise_batch
 from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "erfinv", "erfcinv",
-           "expit", "logit", "xlogy", "gamma", "rgamma", "betaln", "beta", "xlog1py", "ndtr",
+           "expit", "logit", "xlogy", "gamma", "gammasgn", "rgamma", "betaln", "beta", "xlog1py", "ndtr",
            "log_ndtr", "multigammaln", "gammainc", "gammaincc", "betainc", "betaincc",
            "stdtr", "j0", "j1", "y0", "y1", "jv", "yv", "jn", "yn", "i0", "i1", "i0e", "i1e",
            "iv", "ive", "logsumexp", "softmax", "log_softmax"]
@@ -454,6 +454,24 @@ ive = _order_function("ive", _ive_p, "the exponentially scaled modified Bessel f
                       "``exp(-|x|) iv(v, x)``",
                       "    >>> special.ive(0.0, x).backward(); x.grad  # (I1 - I0) exp(-x)\n"
                       "    tensor(-0.14839422)")
+
+
+_gammasgn_p = Primitive("gammasgn", _sp("gammasgn"), nondiff=True,
+                        batch=elementwise_batch(_sp("gammasgn")), aval=elementwise_aval)
+
+
+def gammasgn(x: Any) -> Any:
+    """``scipy.special.gammasgn``: the sign of the gamma function (piecewise constant:
+    it carries no derivative, as autograd's).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> special.gammasgn(dualad.tensor([-1.5, -0.5, 2.0]))
+    tensor([ 1., -1.,  1.])
+    """
+    (x,) = _floats(x)
+    return apply(_gammasgn_p, x)
 
 
 def multigammaln(a: Any, d: int) -> Any:

@@ -12,6 +12,7 @@ import pytest
 from _scipy_checks import check_hessian, check_modes
 
 import dualad as da
+import dualad.functional as F
 from dualad.scipy import special as S
 
 sp = pytest.importorskip("scipy.special")
@@ -81,3 +82,13 @@ def test_logsumexp_return_sign(axis, keepdims):
 def test_logsumexp_return_sign_refuses_complex():
     with pytest.raises(NotImplementedError, match="real a and b"):
         S.logsumexp(da.tensor([1.0 + 1j]), return_sign=True)
+
+
+def test_gammasgn_is_scipys_and_carries_no_derivative():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 200.0])
+    t = da.tensor(x, requires_grad=True)
+    got = S.gammasgn(t)
+    np.testing.assert_array_equal(got.numpy(), sp.gammasgn(x))
+    assert not got.requires_grad
+    _, tangent = F.jvp(S.gammasgn, da.tensor(x), da.tensor(np.ones(5)))
+    assert not np.any(tangent.numpy())  # (forward mode: a zero tangent)
