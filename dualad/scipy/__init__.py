@@ -15,6 +15,15 @@ SUBMODULES = ("integrate", "linalg", "signal", "special", "stats")
 __all__ = list(SUBMODULES)
 
 
+def _require(module: str, what: str) -> Any:
+    """SciPy's ``module`` (``"scipy.linalg"``), or ImportError saying that ``what`` needs
+    SciPy and which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:  # pragma: no cover - exercised only without SciPy
+        raise ImportError(f"{what} needs SciPy: pip install 'dualad[scipy]'") from e
+
+
 def __getattr__(name: str) -> Any:
     if name in SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")

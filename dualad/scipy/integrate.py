@@ -46,6 +46,7 @@ from ..core.dispatch import Primitive, apply
 from ..core.tensor import Tensor
 from ..forward_ad import dual_level, make_dual, unpack_dual
 from ..grad_mode import no_grad
+from . import _require
 
 __all__ = ["odeint"]
 
@@ -57,12 +58,7 @@ _SECOND_ORDER = ("dualad.scipy.integrate.odeint: a derivative of its sensitiviti
 
 
 def _scipy_odeint() -> Any:
-    try:
-        from scipy.integrate import odeint as sp_odeint
-    except ImportError as e:  # pragma: no cover - exercised only without SciPy
-        raise ImportError("dualad.scipy.integrate.odeint needs SciPy for its solver: "
-                          "pip install 'dualad[scipy]'") from e
-    return sp_odeint
+    return _require("scipy.integrate", "dualad.scipy.integrate.odeint (its solver)").odeint
 
 
 def _flat(out: Any) -> Any:
