@@ -146,6 +146,11 @@ log(x + 1)
 sinc(pi*x)
 """
 
+def _scaled_by_exp_abs(f: sympy.Expr, x: sympy.Expr) -> sympy.Expr:
+    """``exp(-|x|) f``, piecewise (so derivatives away from 0 carry no DiracDelta)."""
+    return sympy.Piecewise((sympy.exp(-x) * f, x >= 0), (sympy.exp(x) * f, True))
+
+
 SCIPY_SPECIAL_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "gammaln": sympy.loggamma,
     "digamma": sympy.digamma,
@@ -160,6 +165,17 @@ SCIPY_SPECIAL_FUNCTIONS: dict[str, Callable[..., sympy.Expr]] = {
     "beta": lambda a, b: sympy.gamma(a) * sympy.gamma(b) / sympy.gamma(a + b),
     "ndtr": lambda x: (1 + sympy.erf(x / sympy.sqrt(2))) / 2,
     "log_ndtr": lambda x: sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2),
+    "erfinv": sympy.erfinv,
+    "erfcinv": lambda x: sympy.erfinv(1 - x),  # (SymPy evaluates erfinv numerically, not erfcinv)
+    "rgamma": lambda x: 1 / sympy.gamma(x),
+    "j0": lambda x: sympy.besselj(0, x),
+    "j1": lambda x: sympy.besselj(1, x),
+    "y0": lambda x: sympy.bessely(0, x),
+    "y1": lambda x: sympy.bessely(1, x),
+    "i0": lambda x: sympy.besseli(0, x),
+    "i1": lambda x: sympy.besseli(1, x),
+    "i0e": lambda x: _scaled_by_exp_abs(sympy.besseli(0, x), x),
+    "i1e": lambda x: _scaled_by_exp_abs(sympy.besseli(1, x), x),
 }
 """The SymPy counterparts of ``dualad.scipy.special``'s elementwise functions (same
 names and argument order as ``scipy.special``), for checking their rules."""

@@ -28,6 +28,7 @@ tensor([2., 4.])
 
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from ._jet import jet, laplacian
+from ._ravel import ravel
 from ._sparse import (
     SparseHessian,
     SparseJacobian,
@@ -63,4 +64,5 @@ __all__ = [
     "SparseHessian",
     "jet",
     "laplacian",
+    "ravel",
 ]

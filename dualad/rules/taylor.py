@@ -20,7 +20,8 @@ SIAM 2008), chapter 13, each ``O(K^2)``:
   ``k y_k = sum_{j=1..k} j x_j d_{k-j}`` with ``d`` the series of ``f'(x(t))``. ``exp``
   (``d = y``), ``tan`` (``d = 1 + y^2``), ``tanh``, ``expit`` read ``d`` from the output's
   coefficients already computed; ``sin``/``cos`` and ``sinh``/``cosh`` go as a pair;
-  ``erf`` from ``d = 2/sqrt(pi) exp(-x^2)``; ``arctan2`` and ``hypot`` with one ``d`` per
+  ``erf`` from ``d = 2/sqrt(pi) exp(-x^2)``, ``erfinv`` and ``erfcinv`` from
+  ``d = ±sqrt(pi)/2 exp(y^2)`` read online; ``arctan2`` and ``hypot`` with one ``d`` per
   argument;
 - a logarithm-like function, ``y' = x' / u`` (``log``: ``u = x``; ``arctan``:
   ``u = 1 + x^2``; ``arcsin``: ``u = sqrt(1 - x^2)``), by solving ``u y' = x'``:
@@ -57,6 +58,7 @@ Rule = Callable[..., Series]
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
 # -- the building blocks -------------------------------------------------------------------
@@ -612,6 +614,31 @@ def _erf(x: Series, y0: Any, c: float) -> Series:
     return _chain([y0], [x], [d], K)
 
 
+def erfinv(x: Series) -> Series:
+    """``erfinv(x)``: ``y' = sqrt(pi)/2 exp(y^2) x'``."""
+    return _inverse_erf(x, _f(_special("erfinv"), x[0]), _SQRT_PI_OVER_2)
+
+
+def erfcinv(x: Series) -> Series:
+    """``erfcinv(x) = erfinv(1 - x)``: ``y' = -sqrt(pi)/2 exp(y^2) x'``."""
+    return _inverse_erf(x, _f(_special("erfcinv"), x[0]), -_SQRT_PI_OVER_2)
+
+
+def _inverse_erf(x: Series, y0: Any, c: float) -> Series:
+    # d = c exp(s), s = y^2, read online: s_m = (y y)_m once y_m is known, and
+    # m e_m = sum_{j=1..m} j s_j e_{m-j} (the exponential's rule, e = exp(s))
+    s: list[Any] = []
+    e: list[Any] = []
+
+    def d_of(ys: list[Any], m: int) -> Any:
+        s.append(_sqconv(ys, m))
+        e.append(_f(V.exp, s[0]) if m == 0 else
+                 _sum(j * s[j] * e[m - j] for j in range(1, m + 1)) * (1.0 / m))
+        return c * e[m]
+
+    return _live_chain(y0, x, d_of, len(x) - 1)
+
+
 def expit(x: Series) -> Series:
     """The logistic sigmoid: ``y' = y (1 - y) x'``."""
     return _live_chain(_f(_special("expit"), x[0]), x,
@@ -731,6 +758,8 @@ TAYLOR_RULES: dict[str, Rule] = {
     # dualad.scipy.special's (their primals found once that module is imported)
     "erf": erf,
     "erfc": erfc,
+    "erfinv": erfinv,
+    "erfcinv": erfcinv,
     "expit": expit,
     "logit": logit,
     "xlogy": xlogy,

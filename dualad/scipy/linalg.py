@@ -41,18 +41,14 @@ from ..core.tensor import Tensor
 from ..rules.linalg import LinAlgError, _carries_derivative
 from ..rules.taylor import Rule, Series, _sum
 from ..rules.taylor import register as register_taylor_rules
+from . import _require
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
            "expm", "sqrtm", "logm", "block_diag", "inv", "det", "solve", "eigh", "LinAlgError"]
 
 
 def _scipy_linalg() -> Any:
-    try:
-        import scipy.linalg as sl
-    except ImportError as e:  # pragma: no cover - exercised only without SciPy
-        raise ImportError("dualad.scipy.linalg needs SciPy for this function: "
-                          "pip install 'dualad[scipy]'") from e
-    return sl
+    return _require("scipy.linalg", "dualad.scipy.linalg (for this function)")
 
 
 def _mT(x: Any) -> Any:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import numpy as dnp
+from . import _require
 
 __all__ = ["convolve", "correlate", "choose_conv_method"]
 
@@ -35,12 +36,7 @@ _MODES = ("full", "valid", "same")
 
 
 def _scipy_signal() -> Any:
-    try:
-        import scipy.signal as ss
-    except ImportError as e:  # pragma: no cover - exercised only without SciPy
-        raise ImportError("dualad.scipy.signal's method='auto' needs SciPy: "
-                          "pip install 'dualad[scipy]'") from e
-    return ss
+    return _require("scipy.signal", "dualad.scipy.signal's method='auto'")
 
 
 def _swap_needed(mode: str, s1: tuple[int, ...], s2: tuple[int, ...]) -> bool:

@@ -16,6 +16,7 @@ tensor(0.92278434)
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -29,10 +30,11 @@ from ..rules import vocabulary as F
 from ..rules._util import elementwise_aval, elementwise_batch
 from ..rules.ufunc_docs import document
 
-__all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "expit", "logit", "xlogy",
-           "gamma", "betaln", "beta", "xlog1py", "ndtr", "log_ndtr", "multigammaln",
-           "gammainc", "gammaincc", "betainc", "betaincc", "stdtr",
-           "logsumexp", "softmax", "log_softmax"]
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "erfinv", "erfcinv",
+           "expit", "logit", "xlogy", "gamma", "gammasgn", "rgamma", "betaln", "beta", "xlog1py", "ndtr",
+           "log_ndtr", "multigammaln", "gammainc", "gammaincc", "betainc", "betaincc",
+           "stdtr", "j0", "j1", "y0", "y1", "jv", "yv", "jn", "yn", "i0", "i1", "i0e", "i1e",
+           "iv", "ive", "logsumexp", "softmax", "log_softmax"]
 
 
 def _scipy(name: str, *arrays: Any) -> Any:
@@ -133,14 +135,21 @@ def _where_a_zero(a: Any, b: Any, f: Any) -> Any:
     return np.where(a == 0, zero, a * f(b))
 
 
+# The Bessel functions the formulas below use (each other's derivatives): of orders 0 and 1,
+# and of any order v (``jv(2, x)``), those Tensor rules bound once the primitives exist
+_BESSEL = ("j0", "j1", "y0", "y1", "i0", "i1", "i0e", "i1e")
+_BESSEL_ORDER = ("jv", "yv", "iv", "ive")
+
 # The names the formulas below use, for the Tensor rules and the array kernels.
 for _c, _v in (("TWO_OVER_SQRT_PI", 2.0 / math.sqrt(math.pi)),
-               ("INV_SQRT_2PI", 1.0 / math.sqrt(2.0 * math.pi))):
+               ("INV_SQRT_2PI", 1.0 / math.sqrt(2.0 * math.pi)),
+               ("SQRT_PI_OVER_2", math.sqrt(math.pi) / 2.0)):
     E.CONSTANTS.setdefault(_c, _v)
     E.namespace[_c] = E.np_namespace[_c] = E.CONSTANTS[_c]
-E._FUNCS.update({"digamma", "trigamma"})
+E._FUNCS.update({"digamma", "trigamma"} | set(_BESSEL) | set(_BESSEL_ORDER))
 E.np_namespace.update({"digamma": _sp("digamma"),
                        "trigamma": lambda x: _polygamma_impl(x, n=1)})
+E.np_namespace.update({n: _sp(n) for n in _BESSEL + _BESSEL_ORDER})
 E.namespace["trigamma"] = _trigamma
 
 # name: (array function, d/dx) or (array function, d/da, d/db), as in the rule table
@@ -165,6 +174,20 @@ SPECIAL: dict[str, tuple[Any, ...]] = {
     # divides two underflowed numbers
     "ndtr": (_sp("ndtr"), "INV_SQRT_2PI * exp(-(x * x) / 2)"),
     "log_ndtr": (_sp("log_ndtr"), "INV_SQRT_2PI * exp(-(x * x) / 2 - y)"),
+    # inverses: 1 / f'(y)
+    "erfinv": (_sp("erfinv"), "SQRT_PI_OVER_2 * exp(y * y)"),
+    "erfcinv": (_sp("erfcinv"), "-SQRT_PI_OVER_2 * exp(y * y)"),
+    "rgamma": (_sp("rgamma"), "-y * digamma(x)"),
+    # Bessel functions: J0' = -J1, J1' = (J0 - J2) / 2 (and Y likewise), I0' = I1,
+    # I1' = (I0 + I2) / 2; the scaled I.e(x) = exp(-|x|) I.(x) add -sign(x) I.e(x)
+    "j0": (_sp("j0"), "-j1(x)"),
+    "j1": (_sp("j1"), "(j0(x) - jv(2, x)) / 2"),
+    "y0": (_sp("y0"), "-y1(x)"),
+    "y1": (_sp("y1"), "(y0(x) - yv(2, x)) / 2"),
+    "i0": (_sp("i0"), "i1(x)"),
+    "i1": (_sp("i1"), "(i0(x) + iv(2, x)) / 2"),
+    "i0e": (_sp("i0e"), "i1e(x) - sign(x) * y"),
+    "i1e": (_sp("i1e"), "(i0e(x) + ive(2, x)) / 2 - sign(x) * y"),
 }
 PRIMS: dict[str, Any] = {}
 for _name, (_fn, *_srcs) in SPECIAL.items():
@@ -185,6 +208,12 @@ betaln = PRIMS["betaln"]
 beta = PRIMS["beta"]
 ndtr = PRIMS["ndtr"]
 log_ndtr = PRIMS["log_ndtr"]
+erfinv = PRIMS["erfinv"]
+erfcinv = PRIMS["erfcinv"]
+rgamma = PRIMS["rgamma"]
+j0, j1, y0, y1 = PRIMS["j0"], PRIMS["j1"], PRIMS["y0"], PRIMS["y1"]
+i0, i1, i0e, i1e = PRIMS["i0"], PRIMS["i1"], PRIMS["i0e"], PRIMS["i1e"]
+E.namespace.update({n: PRIMS[n] for n in _BESSEL})
 psi = digamma
 
 # name: (inputs, the value as printed, the gradient of its sum in each input), as in
@@ -207,6 +236,17 @@ EXAMPLES: dict[str, Any] = {
              ("[-1.        , -0.13888889]", "[-1.        , -0.13888889]")),
     "ndtr": (([0.0, 1.0],), "[0.5       , 0.84134475]", ("[0.39894228, 0.24197072]",)),
     "log_ndtr": (([0.0, 1.0],), "[-0.69314718, -0.17275378]", ("[0.79788456, 0.28759997]",)),
+    "erfinv": (([0.0, 0.5],), "[0.        , 0.47693628]", ("[0.88622693, 1.11258482]",)),
+    "erfcinv": (([0.5, 1.5],), "[ 0.47693628, -0.47693628]", ("[-1.11258482, -1.11258482]",)),
+    "rgamma": (([1.0, 3.0],), "[1. , 0.5]", ("[ 0.57721566, -0.46139217]",)),
+    "j0": (([0.5, 1.0],), "[0.93846981, 0.76519769]", ("[-0.24226846, -0.44005059]",)),
+    "j1": (([0.5, 1.0],), "[0.24226846, 0.44005059]", ("[0.45393289, 0.3251471 ]",)),
+    "y0": (([0.5, 1.0],), "[-0.44451873,  0.08825696]", ("[1.47147239, 0.78121282]",)),
+    "y1": (([0.5, 1.0],), "[-1.47147239, -0.78121282]", ("[2.49842605, 0.86946979]",)),
+    "i0": (([0.5, 1.0],), "[1.06348337, 1.26606588]", ("[0.25789431, 0.5651591 ]",)),
+    "i1": (([0.5, 1.0],), "[0.25789431, 0.5651591 ]", ("[0.54769476, 0.70090677]",)),
+    "i0e": (([0.5, 1.0],), "[0.64503527, 0.46575961]", ("[-0.48861447, -0.25784919]",)),
+    "i1e": (([0.5, 1.0],), "[0.1564208 , 0.20791042]", ("[0.17577286, 0.04993878]",)),
 }
 document(globals(), "scipy.special", "special", EXAMPLES, ("from dualad.scipy import special",))
 
@@ -218,7 +258,8 @@ document(globals(), "scipy.special", "special", EXAMPLES, ("from dualad.scipy im
 # left out.
 
 
-def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...]) -> Primitive:
+def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...],
+             reads: tuple[Any, ...] = ()) -> Primitive:
     """An elementwise primitive of SciPy's ``name`` whose derivative in ``args[i]`` is
     ``derivs[i](*primals, out)`` (Tensors), or raises where ``derivs[i]`` is None."""
     fn = _sp(name)
@@ -237,7 +278,7 @@ def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...]) -> Primi
             acc = term if acc is None else acc + term
         return acc
 
-    reads = tuple(range(len(args)))
+    reads = tuple(range(len(args))) + reads  # (and "out", where a derivative reads y)
     return Primitive(name, fn, jvp, reads=reads, batch=elementwise_batch(fn),
                      aval=elementwise_aval)
 
@@ -263,6 +304,22 @@ _betainc_p = _partial("betainc", ("a", "b", "x"),
 _betaincc_p = _partial("betaincc", ("a", "b", "x"),
                        (None, None, lambda a, b, x, y: -_beta_density(a, b, x)))
 _stdtr_p = _partial("stdtr", ("df", "t"), (None, lambda df, t, y: _t_density(df, t)))
+
+# Bessel functions of any order v: differentiable in x by the recurrences
+# J_v' = (J_{v-1} - J_{v+1}) / 2 (Y likewise), I_v' = (I_{v-1} + I_{v+1}) / 2, and
+# ive(v, x) = exp(-|x|) I_v(x); in the order v they have no closed-form derivative.
+_jv_p = _partial("jv", ("v", "x"), (None, lambda v, x, y: (
+    apply(_jv_p, v - 1, x) - apply(_jv_p, v + 1, x)) / 2))
+_yv_p = _partial("yv", ("v", "x"), (None, lambda v, x, y: (
+    apply(_yv_p, v - 1, x) - apply(_yv_p, v + 1, x)) / 2))
+_yn_p = _partial("yn", ("n", "x"), (None, lambda n, x, y: (
+    apply(_yv_p, n - 1, x) - apply(_yv_p, n + 1, x)) / 2))
+_iv_p = _partial("iv", ("v", "x"), (None, lambda v, x, y: (
+    apply(_iv_p, v - 1, x) + apply(_iv_p, v + 1, x)) / 2))
+_ive_p = _partial("ive", ("v", "x"), (None, lambda v, x, y: (
+    apply(_ive_p, v - 1, x) + apply(_ive_p, v + 1, x)) / 2 - F.sign(x) * y), ("out",))
+for _n, _p in (("jv", _jv_p), ("yv", _yv_p), ("iv", _iv_p), ("ive", _ive_p)):
+    E.namespace[_n] = functools.partial(apply, _p)
 
 
 def _floats(*args: Any) -> list[Any]:
@@ -356,6 +413,67 @@ def stdtr(df: Any, t: Any) -> Any:
     return apply(_stdtr_p, *_floats(df, t))
 
 
+def _order_function(name: str, prim: Primitive, what: str, example: str,
+                    integer_in_float64: bool = False) -> Any:
+    def f(v: Any, x: Any) -> Any:
+        order, x_ = _floats(v, x)
+        if integer_in_float64 and isinstance(v, (int, np.integer)) and x_.dtype != np.float64:
+            x_ = F.astype(x_, np.float64)  # (SciPy's yn of an integer order: in float64)
+        return apply(prim, order, x_)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""``scipy.special.{name}``: {what}, differentiable in ``x`` (a derivative in
+    the order raises ``NotImplementedError``: it has no closed form).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> x = dualad.tensor(1.5, requires_grad=True)
+{example}
+    """
+    return f
+
+
+jv = _order_function("jv", _jv_p, "the Bessel function of the first kind of real order v",
+                     "    >>> special.jv(1.0, x).backward(); x.grad  # (J0 - J2) / 2\n"
+                     "    tensor(0.13987)")
+jn = _order_function("jn", _jv_p, "the Bessel function of the first kind of integer order n "
+                     "(``jv``)", "    >>> special.jn(1, x).backward(); x.grad  # (J0 - J2) / 2\n"
+                     "    tensor(0.13987)")
+yv = _order_function("yv", _yv_p, "the Bessel function of the second kind of real order v",
+                     "    >>> special.yv(0.0, x).backward(); x.grad  # -Y1\n"
+                     "    tensor(0.41230863)")
+yn = _order_function("yn", _yn_p, "the Bessel function of the second kind of integer order n",
+                     "    >>> special.yn(0, x).backward(); x.grad  # -Y1\n"
+                     "    tensor(0.41230863)", integer_in_float64=True)
+iv = _order_function("iv", _iv_p, "the modified Bessel function of the first kind of real "
+                     "order v", "    >>> special.iv(0.0, x).backward(); x.grad  # I1\n"
+                     "    tensor(0.98166643)")
+
+ive = _order_function("ive", _ive_p, "the exponentially scaled modified Bessel function "
+                      "``exp(-|x|) iv(v, x)``",
+                      "    >>> special.ive(0.0, x).backward(); x.grad  # (I1 - I0) exp(-x)\n"
+                      "    tensor(-0.14839422)")
+
+
+_gammasgn_p = Primitive("gammasgn", _sp("gammasgn"), nondiff=True,
+                        batch=elementwise_batch(_sp("gammasgn")), aval=elementwise_aval)
+
+
+def gammasgn(x: Any) -> Any:
+    """``scipy.special.gammasgn``: the sign of the gamma function (piecewise constant:
+    it carries no derivative, as autograd's).
+
+    Examples
+    --------
+    >>> from dualad.scipy import special
+    >>> special.gammasgn(dualad.tensor([-1.5, -0.5, 2.0]))
+    tensor([ 1., -1.,  1.])
+    """
+    (x,) = _floats(x)
+    return apply(_gammasgn_p, x)
+
+
 def multigammaln(a: Any, d: int) -> Any:
     """``scipy.special.multigammaln``: the log of the multivariate gamma function of
     dimension ``d``, ``d (d - 1) / 4 log(pi) + sum_j gammaln(a - j / 2)`` (j < d).
@@ -392,28 +510,44 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False,
     """``scipy.special.logsumexp``: ``log(sum(b * exp(a)))``, shifted by the maximum
     (a constant: the shift cancels in the derivative).
 
+    With ``return_sign=True`` (real ``a`` and ``b``) it returns ``log|s|`` and the sign of
+    ``s = sum(b * exp(a))``, as SciPy does (the sign, piecewise constant, carries no
+    derivative); without it a negative ``s`` gives NaN.
+
     Examples
     --------
     >>> from dualad.scipy.special import logsumexp
     >>> logsumexp(dualad.tensor([0.0, 0.0]))
     tensor(0.69314718)
+    >>> a = dualad.tensor([0.0, np.log(3.0)], requires_grad=True)
+    >>> r, sign = logsumexp(a, b=[1.0, -1.0], return_sign=True)  # log|1 - 3| = log 2
+    >>> r, sign
+    (tensor(0.69314718, grad_fn=<...>), array(-1.))
+    >>> r.backward(); a.grad  # b exp(a) / s
+    tensor([-0.5,  1.5])
     """
-    if return_sign:
-        raise NotImplementedError("dualad.scipy.special.logsumexp: return_sign=True is not "
-                                  "supported")
     a = F.asarray_t(a)
     if a.dtype.kind not in "fc":
         a = F.astype(a, np.float64)
+    if return_sign and (a.dtype.kind == "c" or np.iscomplexobj(getattr(b, "_data", b))):
+        raise NotImplementedError("dualad.scipy.special.logsumexp: return_sign=True takes "
+                                  "real a and b (a complex sum has a phase, not a sign)")
     m = np.amax(a._data.real, axis=axis, keepdims=True) if a.size else np.zeros(
         (1,) * a.ndim, a._data.real.dtype)
     m = np.where(np.isfinite(m), m, 0).astype(a._data.real.dtype)
     e = F.exp(a - m)
     if b is not None:
         e = e * b
-    s = F.log(F.sum(e, axis=axis, keepdims=True)) + m
+    total = F.sum(e, axis=axis, keepdims=True)
+    if return_sign:
+        sign = np.sign(np.asarray(total._data))
+        total = F.abs(total)
+    s = F.log(total) + m
     if not keepdims:
         s = F.squeeze(s, axis=F._norm_axes(axis, a.ndim)) if a.ndim else s
-    return s
+        if return_sign:
+            sign = np.squeeze(sign, axis=F._norm_axes(axis, a.ndim)) if a.ndim else sign
+    return (s, sign) if return_sign else s
 
 
 def softmax(x: Any, axis: Any = None) -> Any:

@@ -1228,8 +1228,17 @@ def _scipy_entries(add: Callable[[OpInfo], None]) -> None:
 
     for name, dom in (("gammaln", "pos"), ("digamma", "pos"), ("erf", "any"), ("erfc", "any"),
                       ("expit", "any"), ("gamma", "pos"), ("ndtr", "any"),
-                      ("log_ndtr", "any")):
+                      ("log_ndtr", "any"), ("erfinv", "unit"), ("rgamma", "pos"),
+                      ("j0", "any"), ("j1", "any"), ("y0", "pos"), ("y1", "pos"),
+                      ("i0", "any"), ("i1", "any"), ("i0e", "nz"), ("i1e", "nz")):
         add(OpInfo(f"scipy.special.{name}", sp(name), unary(dom)))
+    add(OpInfo("scipy.special.erfcinv", lambda ns, x: _special(ns).erfcinv(x + 1.0),
+               unary("unit")))
+    # Bessel functions of any order: differentiable in x alone (the order a constant)
+    for name, order, dom in (("jv", 1.5, "pos"), ("yv", 0.5, "pos"), ("iv", 2.5, "pos"),
+                             ("ive", 1.0, "nz"), ("jn", 2, "any"), ("yn", 1, "pos")):
+        add(OpInfo(f"scipy.special.{name}", sp(name), lambda g, order=order, dom=dom: [
+            Sample((order, g((2, 3), dom)), {}, (1,), "order")]))
     for name in ("betaln", "beta"):
         add(OpInfo(f"scipy.special.{name}", sp(name), binary("pos", "pos", consts=False)))
     add(OpInfo("scipy.special.xlog1py", sp("xlog1py"), lambda g: [

@@ -222,7 +222,7 @@ NOT_STRICT: dict[tuple[str, str | None], str] = {
                                          "makes NumPy arrays of its input",
     **{(f"scipy.special.{n}", "second"): "its second derivative is SciPy's polygamma, which "
                                          "makes NumPy arrays of its input"
-       for n in ("gamma", "beta", "betaln")},
+       for n in ("gamma", "beta", "betaln", "rgamma")},
 }
 # Where CuPy refuses what the op database's sample does, by (name, mode) as NOT_LAZY.
 NOT_ON_GPU: dict[tuple[str, str | None], str] = {

@@ -20,7 +20,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 # every public callable of these modules has a page of its own
 NAMESPACES = ("dualad.numpy", "dualad.numpy.linalg", "dualad.numpy.fft",
-              "dualad.scipy.special", "dualad.profiler", "dualad.graph")
+              "dualad.scipy.special", "dualad.scipy.linalg", "dualad.scipy.signal",
+              "dualad.scipy.integrate", "dualad.scipy.stats", "dualad.profiler", "dualad.graph")
 
 
 def documented():

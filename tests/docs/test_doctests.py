@@ -63,7 +63,8 @@ def _public():
     return names
 
 
-NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special")
+NAMESPACES = ("numpy", "numpy.linalg", "numpy.fft", "scipy.special", "scipy.linalg",
+              "scipy.signal", "scipy.integrate", "scipy.stats")
 PUBLIC = _public()
 
 

@@ -15,7 +15,8 @@ from dualad.sympy import SCIPY_SPECIAL_FUNCTIONS  # noqa: E402
 DOMAIN = {"gammaln": (0.3, 4.0), "digamma": (0.3, 4.0), "logit": (0.1, 0.9),
           "xlogy": ((-2.0, 2.0), (0.2, 3.0)), "xlog1py": ((-2.0, 2.0), (-0.8, 3.0)),
           "gamma": (0.3, 4.0), "betaln": ((0.3, 4.0), (0.3, 4.0)),
-          "beta": ((0.3, 4.0), (0.3, 4.0))}
+          "beta": ((0.3, 4.0), (0.3, 4.0)), "erfinv": (-0.9, 0.9), "erfcinv": (0.1, 1.9),
+          "rgamma": (0.3, 4.0), "y0": (0.3, 4.0), "y1": (0.3, 4.0)}
 
 
 def test_every_formula_has_a_sympy_counterpart():

@@ -96,6 +96,8 @@ MP: dict[str, tuple[Any, list[tuple[Any, ...]], list[tuple[Any, ...]]]] = {
     "trunc": (_trunc, [(-0.7,)], []),
     "rint": (mp.nint, [(1.3,)], []),
     "erf": (mp.erf, [(0.3,), (-1.4,)], []),
+    "erfinv": (mp.erfinv, [(0.3,), (-0.8,)], []),
+    "erfcinv": (lambda x: mp.erfinv(1 - x), [(0.3,), (1.6,)], []),
     "erfc": (mp.erfc, [(0.3,)], []),
     "expit": (lambda x: 1 / (1 + mp.exp(-x)), [(0.3,), (-2.0,)], []),
     "logit": (lambda x: mp.log(x / (1 - x)), [(0.3,)], []),
@@ -290,6 +292,8 @@ SYMPY: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "trunc": (_ceil(_x), (-sp.Rational(13, 10),)),
     "rint": (_floor(_x + sp.Rational(1, 2)), (sp.Rational(13, 10),)),
     "erf": (sp.erf(_x), (sp.Rational(3, 10),)),
+    "erfinv": (sp.erfinv(_x), (sp.Rational(3, 10),)),
+    "erfcinv": (sp.erfinv(1 - _x), (sp.Rational(3, 10),)),
     "erfc": (sp.erfc(_x), (sp.Rational(3, 10),)),
     "expit": (1 / (1 + sp.exp(-_x)), (sp.Rational(3, 10),)),
     "logit": (sp.log(_x / (1 - _x)), (sp.Rational(3, 10),)),
@@ -406,7 +410,8 @@ _JET_NS = dict(E.CONSTANTS, TWO_OVER_SQRT_PI=2 / math.sqrt(math.pi),
 _GENERIC = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "square",
             "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh",
             "tanh", "arcsinh", "arccosh", "arctanh", "multiply", "divide", "hypot", "arctan2",
-            "logaddexp", "logaddexp2", "erf", "erfc", "expit", "logit", "deg2rad", "rad2deg"]
+            "logaddexp", "logaddexp2", "erf", "erfc", "expit", "logit", "deg2rad", "rad2deg",
+            "erfinv", "erfcinv"]
 _POINTS = {"arccosh": 1.7, "log": 1.3, "log2": 1.3, "log10": 1.3, "sqrt": 1.3, "cbrt": 1.3,
            "reciprocal": 1.3}
 
