@@ -935,3 +935,37 @@ def formula_rule(prim: Any) -> Rule:
 
     rule.__name__ = rule.__qualname__ = f"{prim.name}_from_formula"
     return rule
+
+
+def derivative_rule(prim: Any, derivatives: Sequence[Callable[..., Any] | None],
+                    reads_out: bool = False) -> Rule:
+    """The Taylor rule of an elementwise primitive from its partial derivatives written as
+    functions of Tensors, ``derivatives[i](*args, y)`` (None: none in closed form), as
+    :func:`formula_rule` makes it from formulas: each partial derivative is expanded to
+    order K-1 by Taylor mode itself, and ``y' = sum_i d_i x_i'`` read coefficient-wise. An
+    argument with a series whose derivative is None raises, naming it; a constant one
+    (a series of one coefficient) needs none."""
+
+    def rule(*args: Series) -> Series:
+        K = _order(*args)
+        y0 = _f(prim, *(a[0] for a in args))
+        if K == 0:
+            return [y0]
+        if _series_of is None:
+            raise RuntimeError("dualad: Taylor mode is not installed (import dualad)")
+        low = [list(a[:K]) for a in args]
+        y = rule(*low) if reads_out else [y0]
+        ds = []
+        for i, (a, d) in enumerate(zip(args, derivatives, strict=True)):
+            if len(a) < 2:
+                ds.append(None)
+            elif d is None:
+                raise NoTaylorRuleError(
+                    f"dualad: {prim.name}'s derivative in its argument {i} has no closed form, "
+                    "so that argument must be constant in a jet (one coefficient)")
+            else:
+                ds.append(_series_of(d, [*low, y], K - 1))
+        return _chain([y0], args, ds, K)
+
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_from_derivatives"
+    return rule

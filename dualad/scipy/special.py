@@ -28,6 +28,7 @@ from ..core.dispatch import Primitive, apply
 from ..rules import elementwise as E
 from ..rules import vocabulary as F
 from ..rules._util import elementwise_aval, elementwise_batch
+from ..rules.taylor import derivative_rule
 from ..rules.ufunc_docs import document
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "erf", "erfc", "erfinv", "erfcinv",
@@ -279,8 +280,10 @@ def _partial(name: str, args: tuple[str, ...], derivs: tuple[Any, ...],
         return acc
 
     reads = tuple(range(len(args))) + reads  # (and "out", where a derivative reads y)
-    return Primitive(name, fn, jvp, reads=reads, batch=elementwise_batch(fn),
+    prim = Primitive(name, fn, jvp, reads=reads, batch=elementwise_batch(fn),
                      aval=elementwise_aval)
+    prim.taylor = derivative_rule(prim, derivs, "out" in reads)  # (Taylor mode's, from the same
+    return prim  # derivative functions)
 
 
 def _gamma_density(a: Any, x: Any) -> Any:
