@@ -89,7 +89,7 @@ assert err[-1] < 1e-3 * err[1]
 # %%
 # The same coefficients from ``jet`` in one pass: the series :math:`x_0 + t` (plain Taylor
 # coefficients in and out with ``factorial_scaled=False``), the output's coefficients
-# :math:`a_1, \\dots, a_K` at once.
+# :math:`a_1, \dots, a_K` at once.
 
 
 def jet_coefficients(K):

@@ -1,17 +1,17 @@
-"""
+r"""
 A Taylor-series ODE integrator built on ``jet``
 ===============================================
 
-For an ODE :math:`\\dot u = f(u)` the solution's Taylor coefficients follow from the
-right-hand side's: if :math:`u(t) = \\sum_k u_k t^k` then
-:math:`\\dot u(t) = \\sum_k (k+1) u_{k+1} t^k`, and the coefficient :math:`f_k` of
-:math:`f(u(t))` depends only on :math:`u_0, \\dots, u_k`. So
+For an ODE :math:`\dot u = f(u)` the solution's Taylor coefficients follow from the
+right-hand side's: if :math:`u(t) = \sum_k u_k t^k` then
+:math:`\dot u(t) = \sum_k (k+1) u_{k+1} t^k`, and the coefficient :math:`f_k` of
+:math:`f(u(t))` depends only on :math:`u_0, \dots, u_k`. So
 
 .. math:: u_{k+1} = f_k / (k + 1),
 
 and :math:`K` passes of Taylor mode (``dualad.functional.jet``, pass :math:`k` of order
 :math:`k`) give the solution's series to order :math:`K`. The last coefficients say how far
-the series can be trusted: the step is :math:`h = 0.9 \\min_j (\\varepsilon / |u_j|)^{1/j}`
+the series can be trusted: the step is :math:`h = 0.9 \min_j (\varepsilon / |u_j|)^{1/j}`
 for :math:`j = K-1, K` (Jorba and Zou, 2005). High order means long steps.
 
 We integrate Kepler's two-body problem over one period of an orbit of eccentricity 0.6.

@@ -1,12 +1,12 @@
-"""
+r"""
 A physics-informed network for Poisson's equation, by Taylor mode
 =================================================================
 
-We solve :math:`-\\Delta u = f` on the unit square with :math:`u = 0` on the boundary,
-for :math:`f = 2\\pi^2 \\sin(\\pi x)\\sin(\\pi y)`, whose solution is
-:math:`u^* = \\sin(\\pi x)\\sin(\\pi y)`. The trial function is a small tanh network times
+We solve :math:`-\Delta u = f` on the unit square with :math:`u = 0` on the boundary,
+for :math:`f = 2\pi^2 \sin(\pi x)\sin(\pi y)`, whose solution is
+:math:`u^* = \sin(\pi x)\sin(\pi y)`. The trial function is a small tanh network times
 :math:`x(1-x)y(1-y)`, which vanishes on the boundary, so the loss is the mean squared
-residual :math:`(\\Delta u + f)^2` at collocation points inside the square.
+residual :math:`(\Delta u + f)^2` at collocation points inside the square.
 
 The loss needs second derivatives of the network with respect to its input, and its
 gradient with respect to the weights goes through them. Taylor mode gives both:
