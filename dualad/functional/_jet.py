@@ -119,17 +119,21 @@ def _read(y: Any, J: int, K: int, factorial_scaled: bool) -> tuple[Tensor, list[
     return primal, cs
 
 
-def _directions(x: Tensor, method: str, n_samples: int | None, weights: Any, rng: Any
-                ) -> tuple[Any, Any]:
-    """The directions (B, *x.shape) and their weights (B,) of ``laplacian``'s methods."""
-    size = int(np.prod(x.shape))
+def _directions(x: Tensor, method: str, n_samples: int | None, weights: Any, rng: Any,
+                batch_ndim: int = 0) -> tuple[Any, Any]:
+    """The directions (B, *x.shape) and their weights (B,) of ``laplacian``'s methods. With
+    ``batch_ndim``, collapsed mode's directions are those of one point, the same at every
+    point of the batch (each point's own Laplacian, since each output reads its own point)."""
+    point = tuple(x.shape[batch_ndim:])
+    size = int(np.prod(point))
     dtype = x.dtype
     if method == "collapsed":
         if n_samples is not None:
             raise TypeError("laplacian: n_samples is for method='hutchinson'")
-        dirs = np.eye(size, dtype=dtype).reshape((size,) + x.shape)
+        dirs = np.eye(size, dtype=dtype).reshape((size,) + (1,) * batch_ndim + point)
+        dirs = np.ascontiguousarray(np.broadcast_to(dirs, (size,) + tuple(x.shape)))
         w = np.ones(size, dtype) if weights is None else \
-            np.broadcast_to(np.asarray(weights, dtype), x.shape).reshape(-1)
+            np.broadcast_to(np.asarray(weights, dtype), point).reshape(-1)
         return dirs, w
     if method == "hutchinson":
         if n_samples is None or int(n_samples) < 1:
@@ -137,7 +141,7 @@ def _directions(x: Tensor, method: str, n_samples: int | None, weights: Any, rng
         gen = np.random.default_rng(rng)
         dirs = gen.choice(np.array([-1.0, 1.0], dtype), size=(int(n_samples),) + x.shape)
         if weights is not None:  # E[v v^T] = diag(c) for v = sqrt(c) * rademacher: c >= 0
-            c = np.broadcast_to(np.asarray(weights, dtype), x.shape)
+            c = np.broadcast_to(np.asarray(weights, dtype), point)
             if (c < 0).any():
                 raise ValueError("laplacian(method='hutchinson'): weights must be >= 0 "
                                  "(use method='collapsed' for signed weights)")
@@ -148,8 +152,8 @@ def _directions(x: Tensor, method: str, n_samples: int | None, weights: Any, rng
 
 
 def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
-              method: str = "collapsed", n_samples: int | None = None, rng: Any = None
-              ) -> Tensor:
+              method: str = "collapsed", n_samples: int | None = None, rng: Any = None,
+              batch_ndim: int = 0) -> Tensor:
     """The Laplacian ``sum_i d^2 f / dx_i^2`` of a scalar function, by collapsed Taylor mode.
 
     Parameters
@@ -174,11 +178,17 @@ def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
         The number of random directions of ``"hutchinson"``.
     rng : int or numpy.random.Generator, optional
         The seed or generator of those directions.
+    batch_ndim : int, optional
+        The number of leading axes of ``x`` that index independent points (a batch of
+        collocation points): ``func(x)`` then returns one number per point, of shape
+        ``x.shape[:batch_ndim]``, each depending on its own point only (as a vmapped
+        function does), and the result is the Laplacian at every point, in one pass.
+        ``weights`` then have the shape of one point.
 
     Returns
     -------
     Tensor
-        A scalar Tensor.
+        A scalar Tensor (of shape ``x.shape[:batch_ndim]`` with ``batch_ndim``).
 
     Examples
     --------
@@ -186,9 +196,16 @@ def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
     >>> import dualad.functional as F
     >>> F.laplacian(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]))  # 6 x_1 + 6 x_2
     tensor(18.)
+    >>> points = np.array([[1.0, 2.0], [0.0, 1.0], [1.0, 1.0]])  # three points in the plane
+    >>> F.laplacian(lambda p: (p ** 3).sum(axis=-1), points, batch_ndim=1)
+    tensor([18.,  6., 12.])
     """
     x = _as_input(x, "x")
-    dirs, w = _directions(x, method, n_samples, weights, rng)
+    if not isinstance(batch_ndim, int) or not 0 <= batch_ndim <= x.ndim:
+        raise ValueError(f"laplacian: batch_ndim must be an integer from 0 to x.ndim "
+                         f"({x.ndim}); got {batch_ndim!r}")
+    batch_shape = tuple(x.shape[:batch_ndim])
+    dirs, w = _directions(x, method, n_samples, weights, rng, batch_ndim)
 
     # (B,) + shape, B a batch axis: one direction per slot; on x's device
     basis = _make(to_kind(dirs, x._data), 1)
@@ -196,13 +213,15 @@ def laplacian(func: Callable[[Tensor], Tensor], x: Any, *, weights: Any = None,
     J = levels.enter(lambda L: CollapsedJetLevel(L, weights_t))
     try:
         y = func(_taylor.make_jet(x, [basis, V.zeros_like(x)], level=J))
-        if not isinstance(y, Tensor) or y.size != 1:
-            raise ValueError("laplacian: func must return a Tensor of one element (a "
-                             f"scalar function); it returned {type(y).__name__} "
-                             f"{getattr(y, 'shape', '')}")
+        wanted = "one number per point, of shape x.shape[:batch_ndim] = " \
+            f"{batch_shape}" if batch_ndim else "a Tensor of one element (a scalar function)"
+        if not isinstance(y, Tensor) or (tuple(y.shape) != batch_shape if batch_ndim
+                                         else y.size != 1):
+            raise ValueError(f"laplacian: func must return {wanted}; it returned "
+                             f"{type(y).__name__} {getattr(y, 'shape', '')}")
         _, cs = _taylor.unpack_jet(y, level=J)
     finally:
         levels.exit(J, "laplacian")
     if cs is None:
-        return V.zeros_like(V.reshape(y, ()))
-    return V.reshape(cs[1], ()) * 2.0
+        return V.zeros_like(V.reshape(y, batch_shape))
+    return V.reshape(cs[1], batch_shape) * 2.0
