@@ -68,19 +68,42 @@ def _best(fn: Callable[[], Any], repeats: int = 7) -> float:
     return best
 
 
-def _asdex(func_name: str, n: int) -> float | None:
-    """asdex's detection time for the same function, or None where it is not installed."""
+def _jax_versions() -> dict[str, Any]:
+    """The same functions written with jax.numpy (asdex traces JAX programs)."""
+    import jax.numpy as jnp
+
+    def bratu_jax(u: Any, lam: float = 6.0) -> Any:
+        m = int(round(u.size ** 0.5))
+        v = jnp.pad(u.reshape(m, m), 1)
+        lap = 4 * v[1:-1, 1:-1] - v[:-2, 1:-1] - v[2:, 1:-1] - v[1:-1, :-2] - v[1:-1, 2:]
+        return (lap - lam / (m + 1) ** 2 * jnp.exp(v[1:-1, 1:-1])).ravel()
+
+    return {
+        "rosenbrock_residuals": lambda x: jnp.concatenate([10 * (x[1:] - x[:-1] ** 2),
+                                                           1 - x[:-1]]),
+        "rosenbrock": lambda x: jnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2),
+        "bratu": bratu_jax,
+        "arrowhead": lambda x: jnp.concatenate([jnp.sum(x ** 2)[None],
+                                                x[0] * x[1:] + x[1:] ** 3]),
+    }
+
+
+def _asdex(func_name: str, n: int, hessian: bool, nnz: int) -> float | None:
+    """asdex's detection time for the same function (its pattern checked against ``nnz``),
+    or None where it is not installed."""
     try:
-        import asdex  # type: ignore[import-not-found]  # noqa: F401
+        import asdex  # type: ignore[import-not-found]
         import jax.numpy as jnp
     except ImportError:
         return None
-    fns = {"rosenbrock_residuals": lambda x: jnp.concatenate(
-        [10 * (x[1:] - x[:-1] ** 2), 1 - x[:-1]])}
-    if func_name not in fns:
-        return None
-    try:  # (asdex's call form, as its README gives it: the function and the input's shape)
-        return _best(lambda: asdex.jacobian_sparsity(fns[func_name], (n,)), 3)
+    fn = _jax_versions()[func_name]
+    detect = asdex.hessian_sparsity if hessian else asdex.jacobian_sparsity
+    x = jnp.linspace(0.5, 1.5, n)
+    try:
+        got = detect(fn, x).nnz
+        if got != nnz:
+            print(f"asdex: {func_name}: {got} nonzeros, expected {nnz}")
+        return _best(lambda: detect(fn, x), 3)
     except Exception as e:  # noqa: BLE001  (a peer's failure is reported, not fatal)
         print(f"asdex: {type(e).__name__}: {e}")
         return None
@@ -95,7 +118,7 @@ def row_times(quick: bool = False) -> list[tuple[str, float, float | None]]:
         if got != nnz:
             raise AssertionError(f"{name}: traced {got} nonzeros, expected {nnz}")
         out.append((name, _best(lambda d=detect, f=func, x=x: d(f, x)),
-                    _asdex(func.__name__, n) if detect is F.jacobian_sparsity else None))
+                    _asdex(func.__name__, n, detect is F.hessian_sparsity, nnz)))
     return out
 
 
