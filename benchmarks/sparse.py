@@ -226,8 +226,8 @@ def rows(quick):
 
 
 COLUMNS = ["problem", "shape", "nnz", "colors", "scipy colors", "detect s", "prepare s",
-           "eval ms", "scipy prepare s", "scipy fd ms", "dense jacfwd ms", "asdex color s",
-           "asdex eval ms", "casadi build s", "casadi eval ms"]
+           "eval ms", "scipy prepare s", "scipy fd ms", "dense jacfwd ms", "asdex detect+color s",
+           "asdex eval ms (jit)", "casadi build s", "casadi eval ms"]
 
 
 def _cell(row, key):
@@ -258,8 +258,8 @@ def main():
     print(table(rows(args.quick), args.markdown))
     print("\nprepare s: coloring and index maps (the pattern given); detect s: pattern "
           "detection (n/a: not in this tree). '!' marks a result that failed its check.")
-    print("asdex color s: asdex.jacobian_coloring / hessian_coloring (detection + coloring; "
-          "its colors and mode in brackets); asdex eval ms: its *_from_coloring under jax.jit "
+    print("asdex detect+color s: asdex.jacobian_coloring / hessian_coloring (its colors and "
+          "mode in brackets); asdex eval ms (jit): its *_from_coloring under jax.jit "
           "(compile not counted), BCOO output. casadi build s: SX symbols, jacobian/hessian, "
           "Function; casadi eval ms: one call, DM output. '-': not installed.")
     print("peers installed: " + (", ".join(sparse_peers.installed())

@@ -68,7 +68,7 @@ def asdex_times(func: Callable[..., Any], x: np.ndarray, reference: Any,
     """
     jax = _jax()
     if jax is None:
-        return {"asdex color s": NOT_INSTALLED, "asdex eval ms": NOT_INSTALLED}
+        return dict.fromkeys(("asdex detect+color s", "asdex eval ms (jit)"), NOT_INSTALLED)
     import asdex
 
     jfunc = functools.partial(func, xp=jax.numpy)
@@ -83,8 +83,9 @@ def asdex_times(func: Callable[..., Any], x: np.ndarray, reference: Any,
     evaluate = jax.jit(from_coloring(jfunc, coloring))
     flag = check(_bcoo_to_scipy(evaluate(xj)), reference)  # also traces and compiles
     ms = 1e3 * _best(lambda: jax.block_until_ready(evaluate(xj)))
-    return {"asdex color s": f"{detect_and_color:.3f} ({coloring.num_colors} {coloring.mode})",
-            "asdex eval ms": f"{ms:.3g}{flag}"}
+    colors = f"{coloring.num_colors} {coloring.mode}"
+    return {"asdex detect+color s": f"{detect_and_color:.3f} ({colors})",
+            "asdex eval ms (jit)": f"{ms:.3g}{flag}"}
 
 
 # -- CasADi ------------------------------------------------------------------------------
