@@ -34,21 +34,9 @@ from scipy.optimize._numdiff import approx_derivative, group_columns
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import sparse_peers  # noqa: E402
+from sparse_peers import best  # noqa: E402
 
 import dualad.functional as F  # noqa: E402
-
-
-def best(fn, repeats=5, budget=3.0):
-    """Best wall-clock time of ``fn()`` over at most ``repeats`` calls (within ``budget`` s)."""
-    times, start = [], time.perf_counter()
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-        if time.perf_counter() - start > budget:
-            break
-    return min(times)
-
 
 # -- the problems ------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 NOT_INSTALLED = "-"
 
 
-def _best(fn: Callable[[], Any], repeats: int = 5, budget: float = 3.0) -> float:
+def best(fn: Callable[[], Any], repeats: int = 5, budget: float = 3.0) -> float:
     """Best wall-clock time of ``fn()`` over at most ``repeats`` calls (within ``budget`` s)."""
     times, start = [], time.perf_counter()
     for _ in range(repeats):
@@ -82,7 +82,7 @@ def asdex_times(func: Callable[..., Any], x: np.ndarray, reference: Any,
         detect_and_color = time.perf_counter() - t
     evaluate = jax.jit(from_coloring(jfunc, coloring))
     flag = check(_bcoo_to_scipy(evaluate(xj)), reference)  # also traces and compiles
-    ms = 1e3 * _best(lambda: jax.block_until_ready(evaluate(xj)))
+    ms = 1e3 * best(lambda: jax.block_until_ready(evaluate(xj)))
     colors = f"{coloring.num_colors} {coloring.mode}"
     return {"asdex detect+color s": f"{detect_and_color:.3f} ({colors})",
             "asdex eval ms (jit)": f"{ms:.3g}{flag}"}
@@ -143,7 +143,7 @@ def casadi_times(name: str, x: np.ndarray, reference: Any, check: Callable[[Any,
     evaluate = ca.Function("derivative", [symbols], [derivative])
     build = time.perf_counter() - t
     flag = check(sp.csr_array(evaluate(x).sparse()), reference)
-    ms = 1e3 * _best(lambda: evaluate(x))
+    ms = 1e3 * best(lambda: evaluate(x))
     return {"casadi build s": f"{build:.3f}", "casadi eval ms": f"{ms:.3g}{flag}"}
 
 
