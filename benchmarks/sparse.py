@@ -9,8 +9,10 @@ at n = 1e5, a 300 x 300 five-point Bratu residual, and an arrowhead Jacobian
 that needs a bidirectional coloring. Beside them: SciPy's finite differences
 (``scipy.optimize._numdiff.approx_derivative``, the routine ``least_squares``
 calls, with the same pattern; its column grouping is timed in "prepare"), and
-dualad's dense ``jacfwd`` where the dense matrix fits. asdex and CasADi are
-timed when importable ("-" otherwise). Pattern detection
+dualad's dense ``jacfwd`` where the dense matrix fits. asdex (detection + coloring,
+then its jitted colored evaluation) and CasADi (building the SX Jacobian or Hessian
+function, then one evaluation) are timed when importable ("-" otherwise; see
+``benchmarks/sparse_peers.py``), each checked value by value against dualad's matrix. Pattern detection
 (``dualad.functional.jacobian_sparsity``) shows "n/a" where this tree lacks it;
 the rows then take the known pattern. Each result is checked (against the
 dense Jacobian on a slice, or finite differences) before it is timed.
@@ -31,26 +33,20 @@ from scipy.optimize._numdiff import approx_derivative, group_columns
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import sparse_peers  # noqa: E402
+from sparse_peers import best  # noqa: E402
+
 import dualad.functional as F  # noqa: E402
-
-
-def best(fn, repeats=5, budget=3.0):
-    """Best wall-clock time of ``fn()`` over at most ``repeats`` calls (within ``budget`` s)."""
-    times, start = [], time.perf_counter()
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-        if time.perf_counter() - start > budget:
-            break
-    return min(times)
-
 
 # -- the problems ------------------------------------------------------------------------
 
 
-def rosenbrock_residuals(x):
-    return np.concatenate([10 * (x[1:] - x[:-1] ** 2), 1 - x[:-1]])
+# Each function takes its array namespace (``xp``), so that asdex traces the same
+# arithmetic through jax.numpy.
+
+
+def rosenbrock_residuals(x, xp=np):
+    return xp.concatenate([10 * (x[1:] - x[:-1] ** 2), 1 - x[:-1]])
 
 
 def rosenbrock_residuals_pattern(n):
@@ -60,8 +56,8 @@ def rosenbrock_residuals_pattern(n):
     return sp.csr_array((np.ones(rows.size, dtype=bool), (rows, cols)), shape=(2 * (n - 1), n))
 
 
-def rosenbrock(x):
-    return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+def rosenbrock(x, xp=np):
+    return xp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
 
 
 def tridiagonal(n):
@@ -72,13 +68,13 @@ def tridiagonal(n):
 def bratu_residual(n, lam=6.0):
     h2 = (n + 1) ** 2
 
-    def f(u):
-        g = np.reshape(u, (n, n))
-        p = np.pad(g, 1)
+    def bratu(u, xp=np):
+        g = xp.reshape(u, (n, n))
+        p = xp.pad(g, 1)
         lap = p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4 * g
-        return np.reshape(lap * h2 + lam * np.exp(g), (-1,))
+        return xp.reshape(lap * h2 + lam * xp.exp(g), (-1,))
 
-    return f
+    return bratu
 
 
 def five_point_pattern(n):
@@ -87,9 +83,9 @@ def five_point_pattern(n):
     return sp.csr_array(sp.kron(eye, one) + sp.kron(one, eye)).astype(bool)
 
 
-def arrowhead(x):
+def arrowhead(x, xp=np):
     """A dense first row and a dense first column."""
-    return np.concatenate([np.sum(np.sin(x) * x[0])[None], x[1:] ** 2 * x[0] + np.exp(x[1:])])
+    return xp.concatenate([xp.sum(xp.sin(x) * x[0])[None], x[1:] ** 2 * x[0] + xp.exp(x[1:])])
 
 
 def arrowhead_pattern(n):
@@ -130,6 +126,24 @@ def _check_against_fd(result, fd, rtol=1e-5):
     return "" if diff.max() <= rtol * max(scale, 1.0) else " !"
 
 
+def _check_exact(peer, ours):
+    """A peer's derivative against dualad's: both are exact, so only rounding may differ."""
+    return _check_against_fd(peer, ours, rtol=1e-12)
+
+
+_PEER_CACHE = {}
+
+
+def _peer_cells(func, x, reference, hessian=False):
+    """asdex's and CasADi's cells for ``func`` at ``x`` (once per function and size)."""
+    key = (func.__name__, x.size, hessian)
+    if key not in _PEER_CACHE:
+        _PEER_CACHE[key] = {
+            **sparse_peers.asdex_times(func, x, reference, _check_exact, hessian),
+            **sparse_peers.casadi_times(func.__name__, x, reference, _check_exact, hessian)}
+    return _PEER_CACHE[key]
+
+
 def jacobian_row(label, func, x, pattern, dense_ok):
     t = time.perf_counter()
     prepared = F.prepare_sparse_jacobian(func, x, pattern)
@@ -146,7 +160,7 @@ def jacobian_row(label, func, x, pattern, dense_ok):
         "prepare s": prepare, "eval ms": 1e3 * best(lambda: prepared(x)), "flag": flag,
         "scipy prepare s": groups_time,
         "scipy fd ms": 1e3 * best(lambda: approx_derivative(func, x, sparsity=(pattern, groups))),
-        "dense jacfwd ms": "-",
+        "dense jacfwd ms": "-", **_peer_cells(func, x, prepared(x)),
     }
     if dense_ok:
         jac = F.jacfwd(func)
@@ -173,7 +187,7 @@ def hessian_row(label, func, gradient, x, pattern, coloring):
         "scipy prepare s": best(lambda: group_columns(pattern), repeats=3),
         "scipy fd ms": 1e3 * best(lambda: approx_derivative(gradient, x,
                                                              sparsity=(pattern, groups))),
-        "dense jacfwd ms": "-",
+        "dense jacfwd ms": "-", **_peer_cells(func, x, prepared(x), hessian=True),
     }
 
 
@@ -200,7 +214,8 @@ def rows(quick):
 
 
 COLUMNS = ["problem", "shape", "nnz", "colors", "scipy colors", "detect s", "prepare s",
-           "eval ms", "scipy prepare s", "scipy fd ms", "dense jacfwd ms"]
+           "eval ms", "scipy prepare s", "scipy fd ms", "dense jacfwd ms", "asdex detect+color s",
+           "asdex eval ms (jit)", "casadi build s", "casadi eval ms"]
 
 
 def _cell(row, key):
@@ -223,17 +238,6 @@ def table(results, markdown):
     return "\n".join([fmt.format(*COLUMNS)] + [fmt.format(*c) for c in cells])
 
 
-def peers():
-    found = []
-    for name in ("asdex", "casadi"):
-        try:
-            __import__(name)
-            found.append(name)
-        except ImportError:
-            pass
-    return found
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes divided by about 10")
@@ -242,7 +246,12 @@ def main():
     print(table(rows(args.quick), args.markdown))
     print("\nprepare s: coloring and index maps (the pattern given); detect s: pattern "
           "detection (n/a: not in this tree). '!' marks a result that failed its check.")
-    print("peers installed: " + (", ".join(peers()) or "none of asdex, casadi (not timed)"))
+    print("asdex detect+color s: asdex.jacobian_coloring / hessian_coloring (its colors and "
+          "mode in brackets); asdex eval ms (jit): its *_from_coloring under jax.jit "
+          "(compile not counted), BCOO output. casadi build s: SX symbols, jacobian/hessian, "
+          "Function; casadi eval ms: one call, DM output. '-': not installed.")
+    print("peers installed: " + (", ".join(sparse_peers.installed())
+                                 or "none of asdex, casadi (not timed)"))
 
 
 if __name__ == "__main__":
