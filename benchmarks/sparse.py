@@ -245,7 +245,7 @@ def main():
     args = parser.parse_args()
     print(table(rows(args.quick), args.markdown))
     print("\nprepare s: coloring and index maps (the pattern given); detect s: pattern "
-          "detection (n/a: not in this tree). '!' marks a result that failed its check.")
+          "detection by the tracing interpreter. '!' marks a result that failed its check.")
     print("asdex detect+color s: asdex.jacobian_coloring / hessian_coloring (its colors and "
           "mode in brackets); asdex eval ms (jit): its *_from_coloring under jax.jit "
           "(compile not counted), BCOO output. casadi build s: SX symbols, jacobian/hessian, "
