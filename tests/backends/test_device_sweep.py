@@ -216,6 +216,11 @@ def _transforms(x: Any, v: Any) -> dict[str, Any]:
         "linearize value": fx,
     }
     out["linear_transpose"] = F.linear_transpose(lin, t(x))(t(v))[0]
+    _, series = F.jet(_g, (t(x),), ([t(v), t(v) * 0.5, t(v) * 0.25],))  # Taylor mode
+    out["jet, order 3"] = series[2]
+    out["laplacian"] = F.laplacian(_f, t(x))
+    out["laplacian, batched"] = F.laplacian(lambda z: (dnp.sin(z) * z).sum(axis=-1),
+                                            t(x).reshape(3, 2), batch_ndim=1)
     return out
 
 
