@@ -405,6 +405,27 @@ _FUNCS = {
 }
 
 
+def register_formula_names(*, constants: dict[str, float] | None = None,
+                           on_tensors: dict[str, Any] | None = None,
+                           on_arrays: dict[str, Any] | None = None) -> None:
+    """Let derivative formulas of entries made from now on use more names: the way a layer
+    above (``dualad.scipy.special``: digamma, the Bessel functions) extends the formulas'
+    vocabulary without writing into this module's tables.
+
+    ``constants``: name -> number. ``on_tensors``: name -> the function a formula calls in
+    a JVP rule (on Tensors; it may be registered once its primitive exists, after
+    ``on_arrays``). ``on_arrays``: name -> the function the fast layer's array kernels call.
+    A name registered already keeps its first constant (one value per name).
+    """
+    for name, value in (constants or {}).items():
+        CONSTANTS.setdefault(name, value)
+        namespace[name] = np_namespace[name] = CONSTANTS[name]
+    for table, fns in ((namespace, on_tensors), (np_namespace, on_arrays)):
+        for name, fn in (fns or {}).items():
+            _FUNCS.add(name)
+            table[name] = fn
+
+
 def _real_dtype(dt: np.dtype) -> np.dtype:
     return np.empty((), dt).real.dtype
 

@@ -142,16 +142,15 @@ _BESSEL = ("j0", "j1", "y0", "y1", "i0", "i1", "i0e", "i1e")
 _BESSEL_ORDER = ("jv", "yv", "iv", "ive")
 
 # The names the formulas below use, for the Tensor rules and the array kernels.
-for _c, _v in (("TWO_OVER_SQRT_PI", 2.0 / math.sqrt(math.pi)),
-               ("INV_SQRT_2PI", 1.0 / math.sqrt(2.0 * math.pi)),
-               ("SQRT_PI_OVER_2", math.sqrt(math.pi) / 2.0)):
-    E.CONSTANTS.setdefault(_c, _v)
-    E.namespace[_c] = E.np_namespace[_c] = E.CONSTANTS[_c]
-E._FUNCS.update({"digamma", "trigamma"} | set(_BESSEL) | set(_BESSEL_ORDER))
-E.np_namespace.update({"digamma": _sp("digamma"),
-                       "trigamma": lambda x: _polygamma_impl(x, n=1)})
-E.np_namespace.update({n: _sp(n) for n in _BESSEL + _BESSEL_ORDER})
-E.namespace["trigamma"] = _trigamma
+# (digamma's and the Bessel functions' own Tensor functions are registered below, once
+# their primitives exist)
+E.register_formula_names(
+    constants={"TWO_OVER_SQRT_PI": 2.0 / math.sqrt(math.pi),
+               "INV_SQRT_2PI": 1.0 / math.sqrt(2.0 * math.pi),
+               "SQRT_PI_OVER_2": math.sqrt(math.pi) / 2.0},
+    on_tensors={"trigamma": _trigamma},
+    on_arrays={"digamma": _sp("digamma"), "trigamma": lambda x: _polygamma_impl(x, n=1),
+               **{n: _sp(n) for n in _BESSEL + _BESSEL_ORDER}})
 
 # name: (array function, d/dx) or (array function, d/da, d/db), as in the rule table
 SPECIAL: dict[str, tuple[Any, ...]] = {
@@ -193,8 +192,8 @@ SPECIAL: dict[str, tuple[Any, ...]] = {
 PRIMS: dict[str, Any] = {}
 for _name, (_fn, *_srcs) in SPECIAL.items():
     PRIMS[_name] = E._make(_name, _fn, tuple(_srcs))
-    if _name == "digamma":
-        E.namespace["digamma"] = PRIMS["digamma"]
+    if _name == "digamma":  # (the formulas after it use it)
+        E.register_formula_names(on_tensors={"digamma": PRIMS["digamma"]})
 
 digamma = PRIMS["digamma"]
 gammaln = PRIMS["gammaln"]
@@ -214,7 +213,7 @@ erfcinv = PRIMS["erfcinv"]
 rgamma = PRIMS["rgamma"]
 j0, j1, y0, y1 = PRIMS["j0"], PRIMS["j1"], PRIMS["y0"], PRIMS["y1"]
 i0, i1, i0e, i1e = PRIMS["i0"], PRIMS["i1"], PRIMS["i0e"], PRIMS["i1e"]
-E.namespace.update({n: PRIMS[n] for n in _BESSEL})
+E.register_formula_names(on_tensors={n: PRIMS[n] for n in _BESSEL})
 psi = digamma
 
 # name: (inputs, the value as printed, the gradient of its sum in each input), as in
@@ -321,8 +320,8 @@ _iv_p = _partial("iv", ("v", "x"), (None, lambda v, x, y: (
     apply(_iv_p, v - 1, x) + apply(_iv_p, v + 1, x)) / 2))
 _ive_p = _partial("ive", ("v", "x"), (None, lambda v, x, y: (
     apply(_ive_p, v - 1, x) + apply(_ive_p, v + 1, x)) / 2 - F.sign(x) * y), ("out",))
-for _n, _p in (("jv", _jv_p), ("yv", _yv_p), ("iv", _iv_p), ("ive", _ive_p)):
-    E.namespace[_n] = functools.partial(apply, _p)
+E.register_formula_names(on_tensors={n: functools.partial(apply, p) for n, p in (
+    ("jv", _jv_p), ("yv", _yv_p), ("iv", _iv_p), ("ive", _ive_p))})
 
 
 def _floats(*args: Any) -> list[Any]:
