@@ -20,10 +20,16 @@ and ``atol``, so they agree with finite differences of ``scipy.integrate.odeint`
 about the tolerances, not to rounding. Ask for tight tolerances (``rtol=atol=1e-10``)
 where the derivative feeds an optimizer that needs many digits.
 
-**Second order.** The sensitivities are computed by SciPy on arrays, so their own
-derivatives are not available: a Hessian, forward-over-reverse or reverse-over-reverse
-through ``odeint`` raises ``NotImplementedError`` (a derivative of the derivative in
-the cotangent or the tangent alone, which is linear, is supported).
+**Higher orders.** Every derivative of an ODE solution is itself the solution of an
+ODE (JAX's ``odeint`` rests on the same fact). The sensitivities are ``odeint`` of the
+system ``(y, s)`` with right-hand side ``(f, J_y s + J_theta dtheta)``, and the adjoint
+is ``odeint`` (backwards, one interval at a time) of ``(y, a, g)`` with right-hand side
+``(f, -a J_y, -a J_theta)``, both written in dualad ops of ``func`` (its JVP by a dual
+level of its own). The JVPs of ``odeint_tangent`` and ``odeint_adjoint`` in their
+nonlinear inputs are ``odeint``'s JVP on those systems, so Hessians, forward-over-reverse,
+reverse-over-forward and reverse-over-reverse work, to any order, each a linear
+primitive transposed as at first order. They cost one augmented solve (or one per
+interval) more per order.
 
 >>> import dualad as da
 >>> from dualad.scipy.integrate import odeint
@@ -49,13 +55,6 @@ from ..grad_mode import no_grad
 from . import _require
 
 __all__ = ["odeint"]
-
-_SECOND_ORDER = ("dualad.scipy.integrate.odeint: a derivative of its sensitivities in "
-                 "y0, t or args (a Hessian, forward-over-reverse, reverse-over-reverse) "
-                 "is not supported: they are solved by SciPy on arrays. Differentiate "
-                 "once through odeint, or write the integrator with dualad.numpy (as in "
-                 "the gallery's ODE sensitivities example) for higher derivatives")
-
 
 def _scipy_odeint() -> Any:
     return _require("scipy.integrate", "dualad.scipy.integrate.odeint (its solver)").odeint
@@ -217,19 +216,17 @@ def _one(impl_k: Any) -> Any:
 
 def _batch(impl: Any, impl_k: Any = None) -> Any:
     """A batching rule: K directions at once where only the linear input (0) is batched
-    by one axis (``impl_k``), else a loop over the batch."""
+    by one axis (``impl_k``), else a loop over the batch (an input with fewer batch axes
+    than another holds the last ones: they broadcast as NumPy's trailing axes do)."""
 
     def batch(arrays: list[Any], nbs: list[int], **params: Any) -> tuple[Any, int]:
         nb = max(nbs)
-        if any(m not in (0, nb) for m in nbs):
-            raise NotImplementedError("dualad.scipy.integrate.odeint: inputs batched by "
-                                      f"different numbers of axes ({nbs})")
         if impl_k is not None and nb == 1 and not any(nbs[1:]):
             return impl_k(*arrays, **params), 1
-        shape = np.broadcast_shapes(*[np.shape(a)[:nb]
+        shape = np.broadcast_shapes(*[np.shape(a)[:m]
                                       for a, m in zip(arrays, nbs, strict=True) if m])
-        flat = [np.reshape(np.broadcast_to(a, shape + np.shape(a)[nb:]),
-                           (-1,) + np.shape(a)[nb:]) if m else a
+        flat = [np.reshape(np.broadcast_to(a, shape + np.shape(a)[m:]),
+                           (-1,) + np.shape(a)[m:]) if m else a
                 for a, m in zip(arrays, nbs, strict=True)]
         outs = [impl(*[f[b] if m else f for f, m in zip(flat, nbs, strict=True)], **params)
                 for b in range(int(np.prod(shape)))]
@@ -238,19 +235,109 @@ def _batch(impl: Any, impl_k: Any = None) -> Any:
     return batch
 
 
-def _raise_second_order(tangents: Any) -> None:
-    if any(d is not None for d in tangents[1:]):
-        raise NotImplementedError(_SECOND_ORDER)
+def _sensitivity_system(func: Any, n: int, n_args: int, present: tuple[int, ...]) -> Any:
+    """The solution with its sensitivities as one ODE, written in dualad ops: the state
+    ``(y, s)``, the arguments ``args`` then the directions ``d args[i]`` (i in
+    ``present``), the right-hand side ``(f, J_y s + J_args d args)`` (func's JVP by a
+    dual level of its own). Differentiating ``odeint`` of it differentiates the
+    sensitivities: this is how ``odeint_tangent``'s JVP reaches any order."""
+
+    def augmented(state: Any, tt: Any, *a: Any) -> Any:
+        y, s = state[:n], state[n:]
+        args, dargs = list(a[:n_args]), a[n_args:]
+        with dual_level():
+            duals = list(args)
+            for i, d in zip(present, dargs, strict=True):
+                duals[i] = make_dual(args[i], d)
+            f, df = unpack_dual(_flat(func(make_dual(y, s), tt, *duals)))
+        return dnp.concatenate([f, dnp.zeros(n) if df is None else df])
+
+    return augmented
 
 
-def _tangent_jvp(primals: Any, tangents: Any, out: Any, **params: Any) -> Any:
-    _raise_second_order(tangents)
-    return apply(tangent_p, tangents[0], *primals[1:], **params)
+def _adjoint_system(func: Any, n: int, present: tuple[int, ...]) -> Any:
+    """The adjoint method's ODE in dualad ops: the state ``(y, a, g)``, the right-hand
+    side ``(f, -a J_y, -a J_args)`` (J in the arguments in ``present``, one column per
+    forward pass of func). Differentiating ``odeint`` of it differentiates the adjoint:
+    this is how ``odeint_adjoint``'s JVP reaches any order."""
+
+    def augmented(state: Any, tt: Any, *args: Any) -> Any:
+        y, a = state[:n], state[n:2 * n]
+        columns = [(None, j) for j in range(n)] + [(i, j) for i in present
+                                                    for j in range(_size(args[i]))]
+        f, products = None, []
+        for which, j in columns:  # a J e_j, J e_j by forward mode
+            with dual_level():
+                ys = dnp.zeros(n) if which is not None else _unit(n, j)
+                duals = [make_dual(x, _unit(_size(x), j).reshape(x.shape))
+                         if i == which else x for i, x in enumerate(args)]
+                f, column = unpack_dual(_flat(func(make_dual(y, ys), tt, *duals)))
+            products.append(dnp.zeros(()) if column is None else dnp.sum(a * column))
+        return dnp.concatenate([f, -dnp.stack(products)])
+
+    return augmented
 
 
-def _adjoint_jvp(primals: Any, tangents: Any, out: Any, **params: Any) -> Any:
-    _raise_second_order(tangents)
-    return apply(adjoint_p, tangents[0], *primals[1:], **params)
+def _unit(size: int, j: int) -> Any:
+    e = np.zeros(size)
+    e[j] = 1.0
+    return Tensor(e)
+
+
+def _tangent_jvp(primals: Any, tangents: Any, out: Any, *, func: Any, opts: Any,
+                 present: tuple[int, ...], with_y0: bool) -> Any:
+    """Linear in the direction ``v``; in the other inputs, the derivative of the
+    sensitivity system's solution (``_sensitivity_system``) by ``odeint``'s own JVP."""
+    v, y0, t, ys, *args = primals
+    dv, dy0, dt, _, *dargs = tangents  # (ys is the solution of y0, t, args: its tangent too)
+    params = {"func": func, "opts": opts, "present": present, "with_y0": with_y0}
+    result = None if dv is None else apply(tangent_p, dv, y0, t, ys, *args, **params)
+    if dy0 is None and dt is None and all(d is None for d in dargs):
+        return result
+    n, pos, vargs = _size(y0), 0, []
+    v_y0 = dnp.zeros(n)
+    if with_y0:
+        v_y0, pos = v[:n], n
+    for i in present:
+        size = _size(args[i])
+        vargs.append(dnp.reshape(v[pos:pos + size], args[i].shape))
+        pos += size
+    system = _sensitivity_system(func, n, len(args), present)
+    d_state0 = None if dy0 is None else dnp.concatenate([dy0, dnp.zeros(n)])
+    moved = _odeint_jvp((dnp.concatenate([y0, v_y0]), t, *args, *vargs),
+                        (d_state0, dt, *dargs, *[None] * len(vargs)),
+                        dnp.concatenate([ys, out], axis=1), func=system, opts=opts)
+    if moved is None:
+        return result
+    return moved[:, n:] if result is None else result + moved[:, n:]
+
+
+def _adjoint_jvp(primals: Any, tangents: Any, out: Any, *, func: Any, opts: Any,
+                 present: tuple[int, ...], with_y0: bool) -> Any:
+    """Linear in the cotangent; in the other inputs, the derivative of the adjoint
+    system's backward solves (``_adjoint_system``, one per interval) by ``odeint``'s
+    own JVP."""
+    ct, y0, t, ys, *args = primals
+    dct, _, dt, dys, *dargs = tangents  # (y0 enters through ys, the solution)
+    params = {"func": func, "opts": opts, "present": present, "with_y0": with_y0}
+    result = None if dct is None else apply(adjoint_p, dct, y0, t, ys, *args, **params)
+    if dt is None and dys is None and all(d is None for d in dargs):
+        return result
+    n, p = _size(y0), sum(_size(args[i]) for i in present)
+    system = _adjoint_system(func, n, present)
+    dys = dnp.zeros(ys.shape) if dys is None else dys
+    a, g, da, dg = ct[-1], dnp.zeros(p), dnp.zeros(n), dnp.zeros(p)
+    for i in range(ys.shape[0] - 1, 0, -1):
+        state, d_state = dnp.concatenate([ys[i], a, g]), dnp.concatenate([dys[i], da, dg])
+        span = t[np.array([i, i - 1])]
+        leg = apply(odeint_p, state, span, *args, func=system, opts=opts)
+        d_leg = _odeint_jvp((state, span, *args),
+                            (d_state, None if dt is None else dt[np.array([i, i - 1])],
+                             *dargs), leg, func=system, opts=opts)
+        a, g = leg[-1, n:2 * n] + ct[i - 1], leg[-1, 2 * n:]
+        da, dg = d_leg[-1, n:2 * n], d_leg[-1, 2 * n:]
+    moved = dnp.concatenate(([da] if with_y0 else []) + [dg])
+    return moved if result is None else result + moved
 
 
 def _tangent_transpose(ct: Any, args: Any, **params: Any) -> list[Any]:
@@ -276,12 +363,12 @@ def _adjoint_aval(args: Any, *, present: tuple[int, ...], with_y0: bool,
 
 
 _ALL = tuple(range(1, 256))
-tangent_p = Primitive("odeint_tangent", _one(_tangent_k), _tangent_jvp, reads=_ALL,
+tangent_p = Primitive("odeint_tangent", _one(_tangent_k), _tangent_jvp, reads=(0,) + _ALL + ("out",),
                       linear=(0,), batch=_batch(_one(_tangent_k), _tangent_k),
                       aval=_tangent_aval, transpose=_tangent_transpose)
 """The sensitivities of ``odeint``'s solution, linear in its first input (the flat
 tangent of y0 and the arguments); its transpose is ``adjoint_p``."""
-adjoint_p = Primitive("odeint_adjoint", _one(_adjoint_k), _adjoint_jvp, reads=_ALL,
+adjoint_p = Primitive("odeint_adjoint", _one(_adjoint_k), _adjoint_jvp, reads=(0,) + _ALL,
                       linear=(0,), batch=_batch(_one(_adjoint_k), _adjoint_k),
                       aval=_adjoint_aval, transpose=_adjoint_transpose)
 """The adjoint method: ``tangent_p``'s transpose, linear in the solution's cotangent."""
@@ -322,7 +409,7 @@ def odeint(func: Any, y0: Any, t: Any, args: Any = (), *, tfirst: bool = False,
     a list of scalars as SciPy allows). ``options`` are SciPy's (``rtol``, ``atol``,
     ``mxstep``, ``hmax``, ...), used for the solution and for its sensitivities alike:
     the derivative is the continuous solution's, accurate to about the tolerances (see
-    the module's documentation). A second derivative raises ``NotImplementedError``.
+    the module's documentation), to any order (Hessians included).
 
     Examples
     --------
