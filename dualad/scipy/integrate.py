@@ -12,7 +12,9 @@ steps:
 * reverse mode is that linear map's transpose, the adjoint method: the adjoint
   :math:`a' = -a^T \partial_y f` and :math:`g' = -a^T \partial_\theta f` integrated
   backwards from the last time to the first, picking up each time's cotangent on the
-  way (the VJP of ``func`` by dualad's reverse mode).
+  way (``a J`` from func's Jacobian by one batched forward pass, or its VJP by reverse
+  mode for large systems); with few differentiated inputs (``_SENSITIVITIES_MAX``), the
+  same transpose is taken from the whole sensitivity matrix, one forward solve.
 
 **Accuracy.** The derivative is that of the exact (continuous) solution, computed to
 the solver's tolerance: the sensitivities are themselves solved by LSODA at ``rtol``
