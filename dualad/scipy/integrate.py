@@ -354,6 +354,9 @@ def _adjoint_jvp(primals: Any, tangents: Any, out: Any, *, func: Any, opts: Any,
     if dt is None and dys is None and all(d is None for d in dargs):
         return result
     n, p = _size(y0), sum(_size(args[i]) for i in present)
+    if n * with_y0 + p <= _SENSITIVITIES_MAX:
+        moved = _transposed_sensitivities_jvp(primals, tangents, params)
+        return moved if result is None else result + moved
     system = _adjoint_system(func, n, present)
     dys = dnp.zeros(ys.shape) if dys is None else dys
     a, g, da, dg = ct[-1], dnp.zeros(p), dnp.zeros(n), dnp.zeros(p)
@@ -368,6 +371,21 @@ def _adjoint_jvp(primals: Any, tangents: Any, out: Any, *, func: Any, opts: Any,
         da, dg = d_leg[-1, n:2 * n], d_leg[-1, 2 * n:]
     moved = dnp.concatenate(([da] if with_y0 else []) + [dg])
     return moved if result is None else result + moved
+
+
+def _transposed_sensitivities_jvp(primals: Any, tangents: Any, params: Any) -> Any:
+    """The JVP of ``S^T ct`` in the inputs other than ``ct`` (as ``_adjoint_k`` computes it
+    with few inputs): ``ct . dS_j`` for each column ``S_j = odeint_tangent(e_j)``, its JVP
+    by ``_tangent_jvp`` (one augmented solve per column)."""
+    ct, *inputs = primals
+    m = _adjoint_aval(primals, **params)[0][0]
+    rows = []
+    for j in range(m):
+        unit = _unit(m, j)
+        column = apply(tangent_p, unit, *inputs, **params)
+        moved = _tangent_jvp((unit, *inputs), (None, *tangents[1:]), column, **params)
+        rows.append(dnp.zeros(()) if moved is None else dnp.sum(ct * moved))
+    return dnp.stack(rows)
 
 
 def _tangent_transpose(ct: Any, args: Any, **params: Any) -> list[Any]:
