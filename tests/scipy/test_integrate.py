@@ -171,6 +171,23 @@ def test_hvp_against_the_hessian(hessian_by_differences, monkeypatch, transpose)
 
 
 @pytest.mark.parametrize("transpose", ["sensitivity matrix", "adjoint method"])
+def test_third_order_closed_form(monkeypatch, transpose):
+    # y' = -k y^2, y(0) = 1: y(1) = 1 / (1 + k), d3/dk3 = -6 / (1 + k)^4
+    from dualad.scipy import integrate as I
+
+    if transpose == "adjoint method":
+        monkeypatch.setattr(I, "_SENSITIVITIES_MAX", 0)
+
+    def last(k):
+        return odeint(lambda y, t, k: -k * y * y, [1.0], [0.0, 1.0], args=(k,),
+                      rtol=1e-11, atol=1e-11)[-1, 0]
+
+    want = -6 / 1.5 ** 4
+    assert abs(float(F.grad(F.grad(F.grad(last)))(da.tensor(0.5))) - want) < 1e-8
+    assert abs(float(F.jacfwd(F.jacrev(F.grad(last)))(da.tensor(0.5))) - want) < 1e-8
+
+
+@pytest.mark.parametrize("transpose", ["sensitivity matrix", "adjoint method"])
 def test_second_derivative_in_the_times(monkeypatch, transpose):
     # d/dt_j of the gradient in k against differences of it (a move of the times reaches
     # the sensitivities through the sensitivity system's own right-hand side)
