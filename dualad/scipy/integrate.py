@@ -30,8 +30,8 @@ is ``odeint`` (backwards, one interval at a time) of ``(y, a, g)`` with right-ha
 level of its own). The JVPs of ``odeint_tangent`` and ``odeint_adjoint`` in their
 nonlinear inputs are ``odeint``'s JVP on those systems, so Hessians, forward-over-reverse,
 reverse-over-forward and reverse-over-reverse work, to any order, each a linear
-primitive transposed as at first order. They cost one augmented solve (or one per
-interval) more per order.
+primitive transposed as at first order. Each order costs augmented solves of a system
+twice as large (one per column of the sensitivity matrix for the transpose).
 
 >>> import dualad as da
 >>> from dualad.scipy.integrate import odeint
