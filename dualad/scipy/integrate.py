@@ -494,4 +494,20 @@ def odeint(func: Any, y0: Any, t: Any, args: Any = (), *, tfirst: bool = False,
                 f"dualad.scipy.integrate.odeint: args[{i}] ({type(a).__name__}) is not an "
                 "array or number; pass only numbers and arrays in args and let func close "
                 "over anything else") from e
+    _refuse_closed_over_derivatives(func, y0, t, targs)
     return apply(odeint_p, y0, t, *targs, func=func, opts=tuple(sorted(options.items())))
+
+
+def _refuse_closed_over_derivatives(func: Any, y0: Any, t: Any, args: list[Any]) -> None:
+    """``odeint`` differentiates through ``y0``, ``t`` and ``args`` only: a Tensor that
+    ``func`` closes over and that carries a derivative (requires grad, or dual) would
+    have its derivative silently dropped by the solve, so it is an error."""
+    plain = [Tensor(np.asarray(a.detach().numpy())) for a in (y0, t, *args)]
+    probe = func(plain[0], float(plain[1].numpy()[0]) if plain[1].size else 0.0, *plain[2:])
+    values = probe if isinstance(probe, list | tuple) else [probe]
+    if any(isinstance(v, Tensor) and (v._level or v.requires_grad) for v in values):
+        raise ValueError(
+            "dualad.scipy.integrate.odeint: func closes over a Tensor that carries a "
+            "derivative (it requires grad or is dual); odeint differentiates through y0, t "
+            "and args only, so that derivative would be lost. Pass the Tensor in args= "
+            "(func(y, t, *args)) instead")

@@ -209,6 +209,13 @@ def test_second_derivative_in_the_times(monkeypatch, transpose):
 
 
 def test_misuse_errors():
+    k = da.tensor(0.5, requires_grad=True)
+    with pytest.raises(ValueError, match="closes over a Tensor"):
+        odeint(lambda y, t: -k * y, Y0, T)
+    with da.dual_level():
+        kd = da.make_dual(da.tensor(0.5), da.tensor(1.0))
+        with pytest.raises(ValueError, match="Pass the Tensor in args="):
+            odeint(lambda y, t: [-kd * y[0], y[1]], Y0, T)
     with pytest.raises(NotImplementedError, match="Dfun"):
         odeint(oscillator, Y0, T, args=(K, C, W), Dfun=lambda y, t: None)
     with pytest.raises(TypeError, match=r"args\[0\]"):
