@@ -510,4 +510,4 @@ def _refuse_closed_over_derivatives(func: Any, y0: Any, t: Any, args: list[Any])
             "dualad.scipy.integrate.odeint: func closes over a Tensor that carries a "
             "derivative (it requires grad or is dual); odeint differentiates through y0, t "
             "and args only, so that derivative would be lost. Pass the Tensor in args= "
-            "(func(y, t, *args)) instead")
+            "(func(y, t, *args)) instead, or .detach() it where its derivative is not wanted")
