@@ -11,7 +11,8 @@ least squares, with ``scipy.optimize.minimize`` (L-BFGS-B) fed the gradient of
 the misfit through :func:`dualad.scipy.integrate.odeint`. That gradient comes
 from the adjoint method (one backward integration, whatever the number of
 parameters) and agrees with the forward sensitivities and with finite
-differences of SciPy's own ``odeint`` to about the solver's tolerance.
+differences of SciPy's own ``odeint`` to about the solver's tolerance; its
+second derivatives are there too (a Hessian-vector product at the fit).
 """
 
 import time
@@ -90,6 +91,18 @@ theta = np.exp(fit.x)
 print(f"fitted {np.round(theta, 3)} (true {true}) in {fit.nit} iterations, "
       f"{time.perf_counter() - t0:.1f} s; misfit {float(value):.2f} -> {fit.fun:.2f}")
 assert fit.success and np.allclose(theta, true, rtol=0.15)
+
+# %%
+# Second order: ``odeint``'s sensitivities are themselves ``odeint`` solutions, so the
+# misfit's curvature at the fit is available too. A Hessian-vector product
+# (forward-over-reverse) along the first parameter against differences of the gradient:
+direction = np.array([1.0, 0.0, 0.0, 0.0])
+_, curvature = F.hvp(misfit, da.tensor(fit.x), da.tensor(direction))
+step = 1e-5
+by_differences = (F.grad(misfit)(da.tensor(fit.x + step * direction)).numpy()
+                  - F.grad(misfit)(da.tensor(fit.x - step * direction)).numpy()) / (2 * step)
+print("H e_a:", curvature.numpy(), "\nby differences of the gradient:", by_differences)
+assert np.allclose(curvature.numpy(), by_differences, rtol=1e-4, atol=1e-4)
 
 t_fine = np.linspace(0.0, 12.0, 300)
 curve = odeint(lotka_volterra, z0, t_fine, args=(theta,), **TOL).numpy()

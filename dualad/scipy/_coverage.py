@@ -45,8 +45,8 @@ PARTIAL: dict[str, tuple[str, str]] = {
     "linalg.lu_factor": ("a", "the pivots are piecewise constant (no derivative)"),
     "linalg.sqrtm": ("a", "LinAlgError where the square root is not differentiable"),
     "linalg.logm": ("a", "LinAlgError where the logarithm is not differentiable"),
-    "integrate.odeint": ("y0, args, t (first order)",
-                         "second derivatives: NotImplementedError"),
+    "integrate.odeint": ("y0, args, t (to any order)",
+                         "Dfun=, col_deriv=, full_output=: NotImplementedError"),
 }
 
 # the other functions of the namespaces that carry no derivative
@@ -104,8 +104,8 @@ def markdown() -> str:
     """The ``dualad.scipy`` section of ``docs/numpy_coverage.md``."""
     out = ["", "## dualad.scipy", "",
            "What each function of `dualad.scipy.special`, `stats`, `linalg`, `signal` and",
-           "`integrate` is differentiable in, in every mode unless said (first order only",
-           "for `odeint`). A derivative that does not exist or has no closed form raises",
+           "`integrate` is differentiable in, in every mode unless said. A derivative that",
+           "does not exist or has no closed form raises",
            "(`NotImplementedError`, `LinAlgError`): it is never silently zero.", ""]
     for ns in NAMESPACES:
         out += ["", f"### dualad.scipy.{ns}", "",

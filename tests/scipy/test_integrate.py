@@ -1,6 +1,7 @@
 """dualad.scipy.integrate.odeint: values equal to SciPy's, derivatives in y0, args and t
 in forward and reverse mode against central differences of scipy.integrate.odeint at
-tight tolerances, and against each other; a second derivative raises."""
+tight tolerances, and against each other; second derivatives (every composition of the
+two modes) against differences of the gradient and against each other."""
 
 from __future__ import annotations
 
@@ -116,14 +117,105 @@ def test_tfirst_and_plain_arrays():
                                rtol=1e-8)
 
 
-def test_second_order_raises():
-    with pytest.raises(NotImplementedError, match="not supported"):
-        F.hessian(lambda k: solve(Y0, k, C, W).sum(), da.tensor(K))
-    with pytest.raises(NotImplementedError, match="not supported"):
-        F.jacfwd(F.jacfwd(lambda k: solve(Y0, k, C, W)))(da.tensor(K))
+DATA = np.cos(T)[:, None] * np.array([1.0, -0.5])
+
+
+def misfit(x):
+    """A scalar misfit of the solution in y0 = x[:2], k = x[2] and c = x[3]."""
+    y = odeint(oscillator, x[:2], T, args=(x[2], x[3], W), **TOL)
+    return 0.5 * dnp.sum((y - DATA) ** 2)
+
+
+X = np.concatenate([Y0, [K, C]])
+
+
+@pytest.fixture(scope="module")
+def hessian_by_differences():
+    """Central differences of the (reverse-mode) gradient: each column to ~1e-8."""
+    grad = F.grad(misfit)
+    h = 1e-5
+    return np.stack([(grad(da.tensor(X + h * e)).numpy() - grad(da.tensor(X - h * e)).numpy())
+                     / (2 * h) for e in np.eye(X.size)], axis=1)
+
+
+def assert_hessian(h, want, rel):
+    np.testing.assert_allclose(h, want, rtol=0, atol=rel * np.abs(want).max())
+
+
+def test_hessian_reverse_over_reverse(hessian_by_differences):
+    h = F.hessian(misfit, da.tensor(X)).numpy()
+    assert_hessian(h, hessian_by_differences, 1e-7)
+    assert_hessian(h, h.T, 1e-8)
+
+
+def test_hessian_forward_over_reverse_and_reverse_over_forward(hessian_by_differences):
+    fwd_rev = F.jacfwd(F.grad(misfit))(da.tensor(X)).numpy()
+    rev_fwd = F.jacrev(F.jacfwd(misfit))(da.tensor(X)).numpy()
+    fwd_fwd = F.jacfwd(F.jacfwd(misfit))(da.tensor(X)).numpy()
+    assert_hessian(fwd_rev, hessian_by_differences, 1e-7)
+    assert_hessian(rev_fwd, fwd_rev, 1e-8)
+    assert_hessian(fwd_fwd, fwd_rev, 1e-8)
+
+
+@pytest.mark.parametrize("transpose", ["sensitivity matrix", "adjoint method"])
+def test_hvp_against_the_hessian(hessian_by_differences, monkeypatch, transpose):
+    # (hvp is forward-over-reverse: the JVP of the transpose, taken either way)
+    from dualad.scipy import integrate as I
+
+    if transpose == "adjoint method":
+        monkeypatch.setattr(I, "_SENSITIVITIES_MAX", 0)
+    v = np.random.default_rng(2).standard_normal(X.size)
+    _, hv = F.hvp(misfit, da.tensor(X), da.tensor(v))
+    want = hessian_by_differences @ v
+    np.testing.assert_allclose(hv.numpy(), want, rtol=0, atol=1e-7 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("transpose", ["sensitivity matrix", "adjoint method"])
+def test_third_order_closed_form(monkeypatch, transpose):
+    # y' = -k y^2, y(0) = 1: y(1) = 1 / (1 + k), d3/dk3 = -6 / (1 + k)^4
+    from dualad.scipy import integrate as I
+
+    if transpose == "adjoint method":
+        monkeypatch.setattr(I, "_SENSITIVITIES_MAX", 0)
+
+    def last(k):
+        return odeint(lambda y, t, k: -k * y * y, [1.0], [0.0, 1.0], args=(k,),
+                      rtol=1e-11, atol=1e-11)[-1, 0]
+
+    want = -6 / 1.5 ** 4
+    assert abs(float(F.grad(F.grad(F.grad(last)))(da.tensor(0.5))) - want) < 1e-8
+    assert abs(float(F.jacfwd(F.jacrev(F.grad(last)))(da.tensor(0.5))) - want) < 1e-8
+
+
+@pytest.mark.parametrize("transpose", ["sensitivity matrix", "adjoint method"])
+def test_second_derivative_in_the_times(monkeypatch, transpose):
+    # d/dt_j of the gradient in k against differences of it (a move of the times reaches
+    # the sensitivities through the sensitivity system's own right-hand side)
+    def in_times(t, k):
+        return dnp.sum(odeint(oscillator, Y0, t, args=(k, C, W), **TOL)[1:] ** 2)
+
+    from dualad.scipy import integrate as I
+
+    if transpose == "adjoint method":
+        monkeypatch.setattr(I, "_SENSITIVITIES_MAX", 0)
+    u = np.random.default_rng(3).standard_normal(len(T)) * 0.1
+    _, got = F.jvp(lambda t: F.grad(in_times, argnums=1)(t, da.tensor(K)),
+                   (da.tensor(T),), (da.tensor(u),))
+    h = 1e-5
+    grad_k = F.grad(in_times, argnums=1)
+    want = (grad_k(da.tensor(T + h * u), da.tensor(K)).numpy()
+            - grad_k(da.tensor(T - h * u), da.tensor(K)).numpy()) / (2 * h)
+    assert abs(float(got) - float(want)) < 1e-6 * (1 + abs(float(want)))
 
 
 def test_misuse_errors():
+    k = da.tensor(0.5, requires_grad=True)
+    with pytest.raises(ValueError, match="closes over a Tensor"):
+        odeint(lambda y, t: -k * y, Y0, T)
+    with da.dual_level():
+        kd = da.make_dual(da.tensor(0.5), da.tensor(1.0))
+        with pytest.raises(ValueError, match="Pass the Tensor in args="):
+            odeint(lambda y, t: [-kd * y[0], y[1]], Y0, T)
     with pytest.raises(NotImplementedError, match="Dfun"):
         odeint(oscillator, Y0, T, args=(K, C, W), Dfun=lambda y, t: None)
     with pytest.raises(TypeError, match=r"args\[0\]"):
@@ -132,14 +224,19 @@ def test_misuse_errors():
         odeint(lambda y, t: -y, Y0, np.zeros((2, 2)))
 
 
-def test_adjoint_by_reverse_passes_agrees(monkeypatch):
-    # (large systems take a J from reverse passes, small ones from the whole Jacobian)
+@pytest.mark.parametrize("method", ["backward solves", "backward, reverse passes"])
+def test_adjoint_method_agrees(monkeypatch, method):
+    # (few inputs take S^T ct from the whole sensitivity matrix S; many take the adjoint
+    # method's backward solves, with a J from the whole Jacobian or, for large systems,
+    # from reverse passes)
     from dualad.scipy import integrate as I
 
     inputs = (da.tensor(Y0), da.tensor(K), da.tensor(C), da.tensor(W))
     v = da.tensor(np.random.default_rng(5).standard_normal((len(T), 2)))
-    _, by_jacobian = F.vjp(solve, inputs, v)
-    monkeypatch.setattr(I, "_JACOBIAN_MAX", 0)
-    _, by_reverse = F.vjp(solve, inputs, v)
-    for a, b in zip(by_jacobian, by_reverse, strict=True):
+    _, by_sensitivities = F.vjp(solve, inputs, v)
+    monkeypatch.setattr(I, "_SENSITIVITIES_MAX", 0)
+    if method == "backward, reverse passes":
+        monkeypatch.setattr(I, "_JACOBIAN_MAX", 0)
+    _, by_adjoint = F.vjp(solve, inputs, v)
+    for a, b in zip(by_sensitivities, by_adjoint, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-7, atol=1e-8)
