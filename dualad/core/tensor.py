@@ -141,14 +141,11 @@ class Tensor(AutogradMethods, ArrayMethods):
         self._stored_tangent = t
 
     # -- a dual's parts as stored, made or unmade (see the module's docstring) -----------
-    def _made_primal(self) -> Tensor | None:
-        """The primal Tensor if it exists (someone may hold it); None while unmade."""
-        return self._stored_primal
-
-    def _made_tangent(self) -> Tensor | None:
-        """The tangent Tensor if it exists; None while unmade (plain and untracked)."""
+    def _made_parts(self) -> tuple[Tensor | None, Tensor | None]:
+        """(primal, tangent) as Tensors where they exist (someone may hold them); None for
+        a part still unmade."""
         t = self._stored_tangent
-        return None if t.__class__ is np.ndarray else t
+        return self._stored_primal, None if t.__class__ is np.ndarray else t
 
     def _tangent_array(self) -> Any:
         """The tangent's (innermost) array, without making the tangent Tensor."""
@@ -169,22 +166,15 @@ class Tensor(AutogradMethods, ArrayMethods):
     def _graph_holder(self) -> Tensor:
         """The Tensor that holds this one's graph fields and stands for it as a leaf: the
         last of ``_primal_chain``."""
-        t = self
-        while t._level and t._level < LIN and t._stored_primal is not None:
-            t = t._stored_primal
-        return t
+        return self._primal_chain()[-1]
 
     def _set_graph_fields(self, requires_grad: bool, node: Any, out_nr: int) -> None:
         """Set the graph fields along ``_primal_chain`` (an unmade primal takes them from
         its dual when made: ``_primal``); ``out_nr`` only with a node."""
-        t = self
-        while True:
+        for t in self._primal_chain():
             t._requires_grad, t._node = requires_grad, node
             if node is not None:
                 t._out_nr = out_nr
-            if not t._level or t._level >= LIN or t._stored_primal is None:
-                return
-            t = t._stored_primal
 
     def _take_parts(self, other: Tensor) -> None:
         """Become dual as ``other`` is (its level, its parts as stored, made or not): for
@@ -352,12 +342,7 @@ class Tensor(AutogradMethods, ArrayMethods):
                 f"(this one is {self._data.dtype}); convert it first, e.g. "
                 f"t.astype('float64').requires_grad_()"
             )
-        t: Tensor = self
-        while True:
-            t._requires_grad = bool(requires_grad)
-            if not t._level or t._level >= LIN:
-                break
-            t = t._primal
+        self._set_graph_fields(bool(requires_grad), None, 0)  # (a leaf: no node)
         return self
 
     @property
