@@ -1,5 +1,5 @@
-"""The meaning of Tensor's reverse-mode methods (backward, hooks, retain_grad) and of its
-copying, pickling and formatting, registered by name for the methods
+"""The meaning of Tensor's reverse-mode methods (backward, hooks, retain_grad, ``.grad``)
+and of its copying, pickling, formatting and conversions, registered by name for the methods
 ``dualad._tensor_methods.AutogradMethods`` declares and documents."""
 
 from __future__ import annotations
@@ -8,9 +8,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ._tensor_methods import tensor_method
 from .core import dispatch as D
+from .core.grad_mode import is_grad_enabled
 from .core.tensor import Tensor
+from .numpy.creation import _tracked, _warn_dropped
 from .reverse.engine import backward as _backward
 from .reverse.graph import RemovableHandle
 
@@ -122,3 +126,127 @@ def __format__(self: Tensor, format_spec: str) -> str:
     )
 
 
+
+
+# -- leaving autodiff: a conversion that would drop a derivative warns (a Python number,
+# as torch's) or raises (an array, which would go on computing without it) ----------------
+
+
+@tensor_method("__float__")
+def __float__(self: Tensor) -> float:
+    """``Tensor.__float__`` (documented there)."""
+    if self._requires_grad or self._level:
+        _warn_dropped(self, "float(t)", stacklevel=4)
+    return float(self.item())
+
+
+@tensor_method("__int__")
+def __int__(self: Tensor) -> int:
+    """``Tensor.__int__`` (documented there)."""
+    if self._requires_grad or self._level:
+        _warn_dropped(self, "int(t)", stacklevel=4)
+    return int(self.item())
+
+
+@tensor_method("__complex__")
+def __complex__(self: Tensor) -> complex:
+    """``Tensor.__complex__`` (documented there)."""
+    if self._requires_grad or self._level:
+        _warn_dropped(self, "complex(t)", stacklevel=4)
+    return complex(self.item())
+
+
+@tensor_method("__array__")
+def __array__(self: Tensor, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+    """``Tensor.__array__`` (documented there)."""
+    _check_undifferentiated(self, "np.asarray(t)")
+    a = self._data
+    if dtype is not None and dtype != a.dtype:
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+@tensor_method("numpy")
+def numpy(self: Tensor, force: bool = False) -> np.ndarray:
+    """``Tensor.numpy`` (documented there)."""
+    if not force:
+        _check_undifferentiated(self, "t.numpy()")
+    return self._data
+
+
+def _check_undifferentiated(t: Tensor, what: str) -> None:
+    """Raise if ``what`` (the user's conversion of ``t`` to an array) would drop a
+    derivative ``t`` carries, saying how to keep it or to drop it on purpose."""
+    if t._level >= D.LIN:
+        raise RuntimeError(
+            f"dualad: {what} on a symbolic tangent while reverse mode linearizes a JVP rule; "
+            "a rule must apply dualad operations to tangents, not NumPy"
+        )
+    why = _tracked(t)
+    if why == "requires grad" and not is_grad_enabled():
+        # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
+        # tangent is still dropped: that still raises)
+        why = f"carries a tangent at live level {t._level}" if t._level in D.live else None
+    if why is not None:
+        raise RuntimeError(
+            f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "
+            "Call t.detach().numpy() (or np.asarray(t.detach())) if you mean to leave "
+            "autodiff, or use dualad.numpy / NumPy functions directly on the Tensor, which "
+            "dispatch to dualad. To build an array from Tensors (np.array([x, y]) cannot "
+            "dispatch), use dualad.numpy.array([x, y]), which stacks them differentiably."
+        )
+
+
+# -- .grad ------------------------------------------------------------------------------
+
+
+@tensor_method("grad")
+def grad(self: Tensor) -> Tensor | None:
+    """``Tensor.grad`` (documented there): a dual's is its innermost primal's."""
+    inner = D.innermost(self) if self._level else self
+    m = inner._meta
+    if m is None or m.grad is None:
+        if inner._node is not None and not (m is not None and m.retains_grad):
+            _warn_non_leaf_grad()
+        return None
+    return m.grad
+
+
+@tensor_method("grad.setter")
+def set_grad(self: Tensor, value: Any) -> None:
+    """``t.grad = value`` (and ``del t.grad``: None): a Tensor of ``t``'s shape and dtype."""
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                "assigned grad expected to be a Tensor or None but got grad of type "
+                f"{type(value).__name__}; wrap it: t.grad = dualad.tensor(...)"
+            )
+        if value is self or (value._data is self._data and value._node is self._node
+                             and value._requires_grad and self._requires_grad):
+            raise RuntimeError("can't assign a tensor as its own grad; assign a copy "
+                               "(t.grad = t.detach().copy())")
+        if value.shape != self.shape:
+            raise RuntimeError(
+                f"assigned grad has data of a different size: expected {self.shape}, "
+                f"got {value.shape}"
+            )
+        if value.dtype != self.dtype:
+            raise RuntimeError(
+                f"assigned grad has data of a different type: expected {self.dtype}, "
+                f"got {value.dtype}"
+            )
+    D.innermost(self)._meta_().grad = value
+
+
+def _warn_non_leaf_grad() -> None:
+    """torch's warning for ``.grad`` of a non-leaf that does not retain its grad: backward
+    never fills it, so None there is most likely a mistake (reading it is not the hot
+    path: this runs only when it would return None)."""
+    import warnings
+
+    warnings.warn(
+        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+        ".grad attribute won't be populated during dualad.backward(). If you indeed want "
+        "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+        "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
+        "access the leaf Tensor instead.", UserWarning, stacklevel=4)

@@ -64,18 +64,28 @@ def _declared(name: str) -> Any:
     for cls in (AutogradMethods, ArrayMethods):
         if name in cls.__dict__:
             return cls.__dict__[name]
+        if name.endswith(".setter") and isinstance(cls.__dict__.get(name[:-7]), property):
+            return cls.__dict__[name[:-7]].fset
     raise KeyError(f"Tensor declares no method {name!r} (dualad._tensor_methods)")
 
 
 def declared() -> set[str]:
-    """The names of the methods declared here (each needs a meaning in ``methods``)."""
-    return {n for cls in (AutogradMethods, ArrayMethods) for n, v in cls.__dict__.items()
-            if callable(v) or isinstance(v, property)}
+    """The names of the methods declared here (each needs a meaning in ``methods``); an
+    assignable property's setter is ``"<name>.setter"``."""
+    names = set()
+    for cls in (AutogradMethods, ArrayMethods):
+        for n, v in cls.__dict__.items():
+            if callable(v) or isinstance(v, property):
+                names.add(n)
+            if isinstance(v, property) and v.fset is not None:
+                names.add(f"{n}.setter")
+    return names
 
 
 class AutogradMethods:
-    """Tensor's reverse-mode methods, and copying, pickling and formatting (which must
-    decide what becomes of a derivative); their meaning is in ``dualad/_tensor_autograd.py``."""
+    """Tensor's reverse-mode methods, and copying, pickling, formatting and conversions
+    (which must decide what becomes of a derivative); their meaning is in
+    ``dualad/_tensor_autograd.py``."""
 
     __slots__ = ()
 
@@ -183,6 +193,61 @@ class AutogradMethods:
         '3.000'
         """
         return methods["__format__"](self, format_spec)
+
+    # -- leaving autodiff: a conversion that would drop a derivative warns or raises -------
+    def __float__(self) -> float:
+        """``float(t)``: a one-element tensor's value; warns if it carries a derivative."""
+        return methods["__float__"](self)
+
+    def __int__(self) -> int:
+        """``int(t)``: a one-element tensor's value; warns if it carries a derivative."""
+        return methods["__int__"](self)
+
+    def __complex__(self) -> complex:
+        """``complex(t)``: a one-element tensor's value; warns if it carries a derivative."""
+        return methods["__complex__"](self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """``np.asarray(t)``: the array; raises if that would drop a derivative."""
+        return methods["__array__"](self, dtype, copy)
+
+    def numpy(self, *, force: bool = False) -> Any:
+        """The array this tensor wraps (shared, not copied).
+
+        Raises ``RuntimeError`` if the tensor requires grad or carries a
+        tangent, as converting would silently drop its derivatives; call
+        ``t.detach().numpy()`` (or pass ``force=True``) to mean it.
+
+        Examples
+        --------
+        >>> dualad.tensor([1.0, 2.0]).numpy()
+        array([1., 2.])
+        >>> dualad.tensor([1.0], requires_grad=True).detach().numpy()
+        array([1.])
+        """
+        return methods["numpy"](self, force)
+
+    # -- the gradient: .grad ----------------------------------------------------------------
+    @property
+    def grad(self) -> Any:
+        """The gradient backward accumulated into this tensor (a leaf's, or a non-leaf's
+        that retains it), None before; assignable (a Tensor of this shape and dtype, or None).
+
+        Examples
+        --------
+        >>> x = dualad.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward(); x.grad
+        tensor([2., 4.])
+        """
+        return methods["grad"](self)
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        methods["grad.setter"](self, value)
+
+    @grad.deleter
+    def grad(self) -> None:
+        methods["grad.setter"](self, None)
 
 
 class ArrayMethods:

@@ -191,6 +191,19 @@ def to_host(a: Any) -> np.ndarray:
     return a.get() if _cupy is not None and isinstance(a, _cupy.ndarray) else np.asarray(a)
 
 
+def host_scalars(arrays: list[Any], e: Exception) -> list[Any] | None:
+    """``arrays`` with each 0-d NumPy array made a NumPy scalar, where such a value met
+    arrays of another kind (a GPU's) and the operation refused it (a TypeError): a 0-d
+    host value (the log of a Python number, made by a rule) is a scalar beside a GPU's
+    arrays, as torch takes a CPU 0-d tensor beside CUDA ones. None: not that case."""
+    if e.__class__ is not TypeError or not any(
+            a.__class__ is not np.ndarray and not isinstance(a, np.generic) and hasattr(a, "shape")
+            for a in arrays):
+        return None
+    conv = [a[()] if a.__class__ is np.ndarray and not a.ndim else a for a in arrays]
+    return conv if any(c is not a for c, a in zip(conv, arrays, strict=True)) else None
+
+
 def as_array(a: Any) -> Any:
     """``a`` as an array: a CuPy or Dask array as it is (lazy stays lazy), anything else
     (NumPy scalars, Python numbers) through ``numpy.asarray``."""

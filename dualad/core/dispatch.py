@@ -246,7 +246,7 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         try:
             out, onb = prim.batch(arrays, nbs, **params)
         except TypeError as e:
-            conv = _host_scalars(arrays, e)
+            conv = _backend.host_scalars(arrays, e)
             if conv is None:
                 raise
             out, onb = prim.batch(conv, nbs, **params)
@@ -254,7 +254,7 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         try:
             out = prim.impl(*arrays, **params)
         except (ValueError, TypeError) as e:
-            conv = _host_scalars(arrays, e)
+            conv = _backend.host_scalars(arrays, e)
             if conv is None:
                 raise mismatch(prim, *arrays, e) if len(arrays) == 2 else \
                     devices(prim, arrays, e) from None
@@ -275,19 +275,6 @@ def _plain(prim: Primitive, args: Any, params: dict[str, Any], nb: int, raw: Any
         elif shares(out, s):
             t._version_cell = args[0]._version_counter()
     return t
-
-
-def _host_scalars(arrays: list[Any], e: Exception) -> list[Any] | None:
-    """``arrays`` with each 0-d NumPy array made a NumPy scalar, where such a value met
-    arrays of another kind (a GPU's) and the operation refused it (a TypeError): a 0-d
-    host value (the log of a Python number, made by a rule) is a scalar beside a GPU's
-    arrays, as torch takes a CPU 0-d tensor beside CUDA ones. None: not that case."""
-    if e.__class__ is not TypeError or not any(
-            a.__class__ is not _ndarray and not isinstance(a, _generic) and hasattr(a, "shape")
-            for a in arrays):
-        return None
-    conv = [a[()] if a.__class__ is _ndarray and not a.ndim else a for a in arrays]
-    return conv if any(c is not a for c, a in zip(conv, arrays, strict=True)) else None
 
 
 def _wrap(out: Any, nb: int) -> Tensor:

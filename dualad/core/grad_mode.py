@@ -167,7 +167,20 @@ class _Resumed:
                 exc = e
 
 
-class _Bare(_Mode):
+class _GradMode(_Mode):
+    """Sets grad mode to ``mode`` on entry and restores the previous one on exit."""
+
+    mode: bool
+
+    def __enter__(self) -> None:
+        self.prev = state.grad
+        state.grad = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        state.grad = self.prev
+
+
+class _Bare(_GradMode):
     """A mode usable bare as a decorator too: ``@no_grad`` as well as ``@no_grad()``."""
 
     def __new__(cls, fn: Any = None) -> Any:
@@ -188,12 +201,7 @@ class no_grad(_Bare):
     False
     """
 
-    def __enter__(self) -> None:
-        self.prev = state.grad
-        state.grad = False
-
-    def __exit__(self, *exc: object) -> None:
-        state.grad = self.prev
+    mode = False
 
 
 class enable_grad(_Bare):
@@ -209,12 +217,7 @@ class enable_grad(_Bare):
     True
     """
 
-    def __enter__(self) -> None:
-        self.prev = state.grad
-        state.grad = True
-
-    def __exit__(self, *exc: object) -> None:
-        state.grad = self.prev
+    mode = True
 
 
 class set_grad_enabled(_Mode):
@@ -231,7 +234,7 @@ class set_grad_enabled(_Mode):
     def __init__(self, mode: bool) -> None:
         self.prev = state.grad
         self.mode = bool(mode)
-        state.grad = self.mode
+        state.grad = self.mode  # (as a function: it holds from here)
 
     def __call__(self, fn: F) -> F:
         state.grad = self.prev  # (as a decorator: the mode holds in the calls, not after)
@@ -247,18 +250,11 @@ class set_grad_enabled(_Mode):
         return _SetGrad(self.mode)
 
 
-class _SetGrad(_Mode):
+class _SetGrad(_GradMode):
     """``set_grad_enabled(mode)`` as a decorator applies it: each call sets it on entry."""
 
     def __init__(self, mode: bool) -> None:
         self.mode = mode
-
-    def __enter__(self) -> None:
-        self.prev = state.grad
-        state.grad = self.mode
-
-    def __exit__(self, *exc: object) -> None:
-        state.grad = self.prev
 
     def clone(self) -> _Mode:
         return _SetGrad(self.mode)

@@ -141,14 +141,11 @@ class Tensor(AutogradMethods, ArrayMethods):
         self._stored_tangent = t
 
     # -- a dual's parts as stored, made or unmade (see the module's docstring) -----------
-    def _made_primal(self) -> Tensor | None:
-        """The primal Tensor if it exists (someone may hold it); None while unmade."""
-        return self._stored_primal
-
-    def _made_tangent(self) -> Tensor | None:
-        """The tangent Tensor if it exists; None while unmade (plain and untracked)."""
+    def _made_parts(self) -> tuple[Tensor | None, Tensor | None]:
+        """(primal, tangent) as Tensors where they exist (someone may hold them); None for
+        a part still unmade."""
         t = self._stored_tangent
-        return None if t.__class__ is np.ndarray else t
+        return self._stored_primal, None if t.__class__ is np.ndarray else t
 
     def _tangent_array(self) -> Any:
         """The tangent's (innermost) array, without making the tangent Tensor."""
@@ -169,22 +166,15 @@ class Tensor(AutogradMethods, ArrayMethods):
     def _graph_holder(self) -> Tensor:
         """The Tensor that holds this one's graph fields and stands for it as a leaf: the
         last of ``_primal_chain``."""
-        t = self
-        while t._level and t._level < LIN and t._stored_primal is not None:
-            t = t._stored_primal
-        return t
+        return self._primal_chain()[-1]
 
     def _set_graph_fields(self, requires_grad: bool, node: Any, out_nr: int) -> None:
         """Set the graph fields along ``_primal_chain`` (an unmade primal takes them from
         its dual when made: ``_primal``); ``out_nr`` only with a node."""
-        t = self
-        while True:
+        for t in self._primal_chain():
             t._requires_grad, t._node = requires_grad, node
             if node is not None:
                 t._out_nr = out_nr
-            if not t._level or t._level >= LIN or t._stored_primal is None:
-                return
-            t = t._stored_primal
 
     def _take_parts(self, other: Tensor) -> None:
         """Become dual as ``other`` is (its level, its parts as stored, made or not): for
@@ -283,50 +273,10 @@ class Tensor(AutogradMethods, ArrayMethods):
     def __bool__(self) -> bool:
         return bool(self._data)
 
-    def __float__(self) -> float:
-        if self._requires_grad or self._level:
-            _warn_dropped(self, "float(t)")
-        return float(self.item())
-
-    def __int__(self) -> int:
-        if self._requires_grad or self._level:
-            _warn_dropped(self, "int(t)")
-        return int(self.item())
-
-    def __complex__(self) -> complex:
-        if self._requires_grad or self._level:
-            _warn_dropped(self, "complex(t)")
-        return complex(self.item())
-
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub":
             raise TypeError("only integer tensors can be used as an index")
         return int(self.item())
-
-    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        _check_undifferentiated(self, "np.asarray(t)")
-        a = self._data
-        if dtype is not None and dtype != a.dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
-
-    def numpy(self, *, force: bool = False) -> np.ndarray:
-        """The array this tensor wraps (shared, not copied).
-
-        Raises ``RuntimeError`` if the tensor requires grad or carries a
-        tangent, as converting would silently drop its derivatives; call
-        ``t.detach().numpy()`` (or pass ``force=True``) to mean it.
-
-        Examples
-        --------
-        >>> dualad.tensor([1.0, 2.0]).numpy()
-        array([1., 2.])
-        >>> dualad.tensor([1.0], requires_grad=True).detach().numpy()
-        array([1.])
-        """
-        if not force:
-            _check_undifferentiated(self, "t.numpy()")
-        return self._data
 
     def __repr__(self) -> str:
         if self._level >= LIN:  # a linearization's placeholder (a backward run on a
@@ -392,12 +342,7 @@ class Tensor(AutogradMethods, ArrayMethods):
                 f"(this one is {self._data.dtype}); convert it first, e.g. "
                 f"t.astype('float64').requires_grad_()"
             )
-        t: Tensor = self
-        while True:
-            t._requires_grad = bool(requires_grad)
-            if not t._level or t._level >= LIN:
-                break
-            t = t._primal
+        self._set_graph_fields(bool(requires_grad), None, 0)  # (a leaf: no node)
         return self
 
     @property
@@ -412,44 +357,6 @@ class Tensor(AutogradMethods, ArrayMethods):
     def grad_fn(self) -> None:
         raise RuntimeError("can't delete grad_fn; to cut this tensor from its history, use "
                            "t.detach() (a new tensor) or t.detach_()")
-
-    @property
-    def grad(self) -> Tensor | None:
-        inner = innermost(self) if self._level else self
-        m = inner._meta
-        if m is None or m.grad is None:
-            if inner._node is not None and not (m is not None and m.retains_grad):
-                _warn_non_leaf_grad()
-            return None
-        return m.grad
-
-    @grad.setter
-    def grad(self, value: Any) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    "assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}; wrap it: t.grad = dualad.tensor(...)"
-                )
-            if value is self or (value._data is self._data and value._node is self._node
-                                 and value._requires_grad and self._requires_grad):
-                raise RuntimeError("can't assign a tensor as its own grad; assign a copy "
-                                   "(t.grad = t.detach().copy())")
-            if value.shape != self.shape:
-                raise RuntimeError(
-                    f"assigned grad has data of a different size: expected {self.shape}, "
-                    f"got {value.shape}"
-                )
-            if value.dtype != self.dtype:
-                raise RuntimeError(
-                    f"assigned grad has data of a different type: expected {self.dtype}, "
-                    f"got {value.dtype}"
-                )
-        innermost(self)._meta_().grad = value
-
-    @grad.deleter
-    def grad(self) -> None:
-        self.grad = None
 
     @property
     def retains_grad(self) -> bool:
@@ -580,66 +487,3 @@ def innermost(t: Tensor) -> Tensor:
     while t._level and t._level < LIN:
         t = t._primal
     return t
-
-
-def _tracked(t: Tensor) -> str | None:
-    """Why ``t`` carries a derivative (it requires grad, or is dual at a live level), or
-    None."""
-    if t._requires_grad:
-        return "requires grad"
-    if not t._level:
-        return None
-    if t._level in live:
-        return f"carries a tangent at live level {t._level}"
-    return None
-
-
-_KEEP = ("To keep it, compute with dualad.numpy functions or Tensor methods (dnp.sin(t), "
-         "not math.sin(t)); call t.detach() first to drop it explicitly.")
-
-
-def _warn_non_leaf_grad() -> None:
-    """torch's warning for ``.grad`` of a non-leaf that does not retain its grad: backward
-    never fills it, so None there is most likely a mistake (reading it is not the hot
-    path: this runs only when it would return None)."""
-    import warnings
-
-    warnings.warn(
-        "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
-        ".grad attribute won't be populated during dualad.backward(). If you indeed want "
-        "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
-        "non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure you "
-        "access the leaf Tensor instead.", UserWarning, stacklevel=3)
-
-
-def _warn_dropped(t: Tensor, what: str, keep: str = _KEEP) -> None:
-    """Warn (as torch does) that ``what``, called by the user's code on a tracked ``t``,
-    leaves autodiff with its value; ``keep`` says how to keep the derivative."""
-    why = _tracked(t)
-    if why is None:
-        return
-    import warnings
-
-    warnings.warn(f"dualad: {what} on a tensor that {why} drops its derivative (the result "
-                  f"is a constant). {keep}", UserWarning, stacklevel=3)
-
-
-def _check_undifferentiated(t: Tensor, what: str) -> None:
-    if t._level >= LIN:
-        raise RuntimeError(
-            f"dualad: {what} on a symbolic tangent while reverse mode linearizes a JVP rule; "
-            "a rule must apply dualad operations to tangents, not NumPy"
-        )
-    why = _tracked(t)
-    if why == "requires grad" and not _gm.state.grad:
-        # under no_grad no gradient is wanted: torch lets .numpy() through there (a live
-        # tangent is still dropped: that still raises)
-        why = f"carries a tangent at live level {t._level}" if t._level in live else None
-    if why is not None:
-        raise RuntimeError(
-            f"dualad: {what} on a tensor that {why} would silently drop its derivatives. "
-            "Call t.detach().numpy() (or np.asarray(t.detach())) if you mean to leave "
-            "autodiff, or use dualad.numpy / NumPy functions directly on the Tensor, which "
-            "dispatch to dualad. To build an array from Tensors (np.array([x, y]) cannot "
-            "dispatch), use dualad.numpy.array([x, y]), which stacks them differentiably."
-        )

@@ -2,7 +2,7 @@
 
 Everything here is a faster way to compute what the general path computes already:
 functions generated from the elementwise formula table that do ``apply``'s work in one
-frame, forward JVPs on arrays that make *flat* duals, array transposes and the engine's
+frame, forward JVPs on arrays that make *unmade* duals, array transposes and the engine's
 steps. Deleting this folder leaves a library that imports and passes the whole test
 suite, on the general path alone.
 
@@ -14,7 +14,7 @@ The modules
 -----------
 ``elementwise``
     the functions generated from the formula table (``hot``, the operators, ``call``),
-    flat duals, array transposes and the engine's steps.
+    unmade duals, array transposes and the engine's steps.
 ``transpose``
     a node's VJP without tracing its rule (``graph.install_vjp``), the elementwise
     family's known program, a slice's cotangent kept as a ``Scatter``.
@@ -35,7 +35,7 @@ the general way, which may decline (``None``) to hand the call back to it:
 ``Primitive.hot``
     ``hot(prim, args)``: ``apply`` offers every call to it first.
 ``Primitive.fast``
-    ``fast(prim, args, level, params)``: the JVP at ``level`` on arrays (a flat dual).
+    ``fast(prim, args, level, params)``: the JVP at ``level`` on arrays (an unmade dual).
 ``Primitive.transposed``
     ``transposed(prim, ct, arrays, y, avals, needs, out_dtype)``: a node's VJP on arrays.
 ``Ufunc.kernels``, ``Ufunc.steps``, ``Ufunc.pair``

@@ -5,7 +5,7 @@ its VJP by transposing that JVP. Here the same formula strings give, for speed
 (``docs/fast.md``):
 
 - the array rules: the JVP on arrays (``fast_jvp``, ``_fast_unary``, ``_fast_binary``),
-  whose result is a flat dual, and the VJP on arrays (``fast_vjp``); the same for the
+  whose result is an unmade dual, and the VJP on arrays (``fast_vjp``); the same for the
   linear primitives of one array (``fast_linear1``) and matmul (``fast_product``);
 - generated code, compiled from string templates under file names of their own
   (``<dualad hot_sin>``, registered with ``linecache``): ``hot``, which does ``apply``'s
@@ -58,8 +58,8 @@ _inference = _gm.inference_threads  # nonzero: some thread is in inference mode
 _INPLACE_MIN = 1 << 14  # below this, an allocation is cheaper than the checks
 
 
-def _flat(L: int, y: Any, tt: Any) -> Tensor:
-    """A flat dual: the primal array as ``_data``, the tangent (bare or batched) as
+def _unmade(L: int, y: Any, tt: Any) -> Tensor:
+    """An unmade dual: the primal array as ``_data``, the tangent (bare or batched) as
     ``_stored_tangent``."""
     d = _new(Tensor)  # one object per op: this is the forward hot path
     d._data = y  # (one store a line: a tuple assignment of four targets builds a tuple)
@@ -187,7 +187,7 @@ def fast_linear1(prim: Any, args: Any, L: int, params: Any) -> Any:
     """The JVP of a primitive linear in its one array (``linear._linear1``: the primitive
     applied to the tangent) on arrays: the primitive of the primal and of the tangent,
     for a dual whose parts are plain; None otherwise. Reshapes, slices, sums and
-    broadcasts of duals (and of reverse mode's dual cotangents) stay flat this way."""
+    broadcasts of duals (and of reverse mode's dual cotangents) stay unmade this way."""
     if len(args) != 1 or prim.boundary:
         return None
     a = args[0]
@@ -213,7 +213,7 @@ def fast_product(prim: Any, args: Any, L: int, params: Any) -> Any:
     on arrays, when one operand is a dual at L whose parts are plain and the other a
     constant: the product of the primal, and of the tangent, with the constant (the
     rule's one term, through the same implementation and batching rule); None otherwise.
-    A Jacobian's first product (``A @ x`` on a seed) and its transpose stay flat this way."""
+    A Jacobian's first product (``A @ x`` on a seed) and its transpose stay unmade this way."""
     if params or len(args) != 2:
         return None
     pa, pb = _operand(args[0], L), _operand(args[1], L)
@@ -374,7 +374,7 @@ def _align(g: Any, nb: int, nd: int) -> Any:
 
 
 def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
-    """A flat dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
+    """An unmade dual Tensor from arrays (the tangent broadcast to batch + the primal's shape)."""
     if y.__class__ is not _ndarray:
         y = np.asarray(y) if isinstance(y, _generic) else _as_array(y)
     if tt.__class__ is not _ndarray:  # (0-d results come back as NumPy scalars; y and tt
@@ -385,13 +385,13 @@ def _dual_of(L: int, y: Any, tt: Any, nb: int = 0) -> Tensor:
     if tt.dtype != y.dtype:  # an input promoted by another (f32 + i64 -> f64)
         tt = tt.astype(y.dtype)
     # (a bare tangent is a NumPy array; another kind's is held as a Tensor, as a batch's)
-    return _flat(L, y, _wrap(tt, nb) if nb or tt.__class__ is not _ndarray else tt)
+    return _unmade(L, y, _wrap(tt, nb) if nb or tt.__class__ is not _ndarray else tt)
 
 
 # -- the hot path, generated per primitive from its formulas --------------------------
 #
 # ``apply`` first offers a call to the primitive's ``hot`` function: for the hot cases —
-# plain Tensors (recorded if one requires grad), and flat duals at one live level with
+# plain Tensors (recorded if one requires grad), and unmade duals at one live level with
 # untracked constants, a small result — it does all of ``apply``'s work in one frame,
 # with the coefficient written inline from the same formula strings as the JVP. It
 # returns None for anything else (keywords, nested or batched duals, other levels, a
@@ -416,7 +416,7 @@ _PLAIN_RESULT = """
             d._why = "no_grad"  # (grad mode is off: for backward's error)
         return d"""
 
-_FLAT_RESULT = """
+_UNMADE_RESULT = """
             d = _new(Tensor)
             d._data = y
             d._stored_tangent = tt
@@ -460,7 +460,7 @@ _UNARY_HOT = """{head}
         return {decline}
     if y.__class__ is _ndarray and y.size < _INPLACE_MIN:
         tt = {tt}
-        if tt.__class__ is _ndarray and tt.dtype is y.dtype:{flat}
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype:{unmade}
     return _finished(prim, args, _unary_tangent(prim, x, A._stored_tangent, 0, y, L), rg, _record)
 """
 
@@ -515,7 +515,7 @@ _BINARY_HOT = """{head}{operand_a}{operand_b}
         elif ga is None:
             tt = {tb}
         else:{tab}
-        if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{flat}
+        if tt.__class__ is _ndarray and tt.dtype is y.dtype and tt.shape == y.shape:{unmade}
     return _finished(prim, args, _binary_tangent(prim, a, ga, b, gb, 0, y, L), rg, _record)
 """
 
@@ -620,7 +620,7 @@ def _ab(n: int) -> str:
 def _unary_or_binary_source(srcs: tuple[str, ...], head: str, decline: str) -> str:
     if len(srcs) == 1:
         return _UNARY_HOT.format(head=head, decline=decline, tt=_term_src(srcs[0], "A._stored_tangent"),
-                                 plain=_PLAIN_RESULT, flat=_FLAT_RESULT)
+                                 plain=_PLAIN_RESULT, unmade=_UNMADE_RESULT)
     ta, tb = _term_src(srcs[0], "ga"), _term_src(srcs[1], "gb")
     if ta == "None" or tb == "None":
         tab = f"\n            tt = {tb if ta == 'None' else ta}"
@@ -635,7 +635,7 @@ def _unary_or_binary_source(srcs: tuple[str, ...], head: str, decline: str) -> s
                    f"\n{_INDENT}    {both}")
     return _BINARY_HOT.format(
         head=head, decline=decline, ta=ta, tb=tb, tab=tab, plain=_PLAIN_RESULT,
-        flat=_FLAT_RESULT,
+        unmade=_UNMADE_RESULT,
         operand_a=_OPERAND.format(T="A", x="a", g="ga", L="LA", decline=decline),
         operand_b=_OPERAND.format(T="B", x="b", g="gb", L="LB", decline=decline))
 

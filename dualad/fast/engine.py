@@ -47,7 +47,7 @@ from ..reverse.engine import (
 from ..reverse.graph import _EVERY2, _ONE, _READ, AccumulateGrad, Node
 from . import switch
 from .recorders import LaneNode
-from .transpose import Given, Negated, Scatter, flat_parts, fresh, tensors
+from .transpose import Given, Negated, Scatter, array_parts, fresh, tensors
 
 
 def _feeds_tangents(n: Any, own: dict[Any, Any], memo: dict[Any, bool]) -> bool:
@@ -433,7 +433,7 @@ def _tangent_of(c: Any, L: int) -> Any:
     are the ones the tangents of the summed duals would get."""
     cls = c.__class__
     if cls is Scatter:
-        if c.kind != L:  # (plain, or a flat dual at another level: no tangent at L)
+        if c.kind != L:  # (plain, or an unmade dual at another level: no tangent at L)
             return None
         s = Scatter(c.t, None, -1, c.key, c.shape)
         s.neg = c.neg
@@ -444,7 +444,7 @@ def _tangent_of(c: Any, L: int) -> Any:
     if cls is Given:
         t = _tangent_of(c.c, L)
         return Given(t) if t.__class__ is _ndarray else t
-    parts = flat_parts(c)
+    parts = array_parts(c)
     if parts is not None:
         return parts[1] if parts[2] == L else None
     return D.split(D.strip(c), L)[1]  # (a nested, batched or recorded Tensor)
@@ -461,7 +461,7 @@ def _hooks_of(node: Any) -> bool:
 def _add_into(acc: Any, c: Any) -> bool:
     """``acc += c`` in place when that is ``acc + c`` (same kind, dtype and shape); the
     caller owns ``acc``. False if not done."""
-    have = flat_parts(acc)
+    have = array_parts(acc)
     if have is None:
         return False
     ap, at, akind = have
@@ -474,7 +474,7 @@ def _add_into(acc: Any, c: Any) -> bool:
         if c.__class__ is Negated:
             parts, sub = c.parts, True
         else:
-            parts = flat_parts(c)
+            parts = array_parts(c)
             if parts is None:
                 return False
         p, t, kind = parts

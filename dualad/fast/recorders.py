@@ -182,7 +182,7 @@ def _unary(save_in: bool, save_out: bool, lane: bool, step: Any) -> Callable[...
 def record_hot(prim: Any, args: Any, out: Tensor) -> None:
     """``record`` for the elementwise hot path's binary calls, in straight-line code (this
     is the reverse chain's cost per op): each input a plain Tensor (one requires grad) or
-    a Python scalar, a plain output — or, while tangents are untracked, flat duals (their
+    a Python scalar, a plain output — or, while tangents are untracked, unmade duals (their
     primals recorded: the node has no lane, which would drop their tangents); any other
     constant, or saved-tensor hooks, go to ``record``; one Tensor and a Python scalar, or
     ``f(x, x)``, to ``_record_one``. The node is the one ``record`` makes, plus its lane
@@ -270,7 +270,7 @@ def record_hot(prim: Any, args: Any, out: Tensor) -> None:
 
 def _record_one(prim: Any, t: Tensor, i: int, s: Any, out: Tensor) -> None:
     """``record_hot`` of a call of two inputs of which one Tensor requires grad: ``t``, a
-    plain Tensor or a flat dual (no lane), at position ``i``. The other input ``s`` is a
+    plain Tensor or an unmade dual (no lane), at position ``i``. The other input ``s`` is a
     Python scalar (a constant, kept in ``consts`` and in the lane's arrays as
     ``_plain_arrays`` gives them; a list, as ``_plain_arrays`` expects of consts with a
     value in them) — or ``t`` itself, ``f(x, x)``: one edge, twice. Its lane takes ``t``'s

@@ -21,7 +21,7 @@ The families (``FAMILIES``):
     recorders.
 ``fast``
     forward JVPs on arrays (``prim.fast``): the formula table's array kernels, the
-    linear primitives of one array, matmul; their results are flat duals.
+    linear primitives of one array, matmul; their results are unmade duals.
 ``transpose``
     a node's VJP without tracing its rule: the formula table's generated transposes
     and steps on arrays (``prim.transposed``, ``Node.lane``, the engine's straight

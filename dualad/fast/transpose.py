@@ -35,7 +35,7 @@ from ..rules import elementwise as E
 from ..rules import linear as L
 from ..rules.linear import _conj, unbroadcast
 from . import switch
-from .elementwise import _INPLACE_MIN, _flat
+from .elementwise import _INPLACE_MIN, _unmade
 
 
 def _computes(coefs: Any, needs: Any) -> bool:
@@ -73,7 +73,7 @@ class Given:
 
 
 class Negated:
-    """Minus the cotangent ``c``, held as arrays (``flat_parts``), not yet written out.
+    """Minus the cotangent ``c``, held as arrays (``array_parts``), not yet written out.
 
     The transpose of ``subtract`` in its second operand (and of ``negative``) makes one
     instead of a negated copy of ``c``; a node it reaches passes the sign on (its rule is
@@ -87,12 +87,12 @@ class Negated:
     __slots__ = ("c", "own", "parts")
 
     def __init__(self, c: Any, own: bool, parts: tuple[Any, Any, int]) -> None:
-        # (parts: c's flat_parts, kept: a flat dual stops being one when a rule asks for
+        # (parts: c's array_parts, kept: an unmade dual stops being one when a rule asks for
         # its _primal, which is then kept)
         self.c, self.own, self.parts = c, own, parts
 
     def dense(self, inplace: bool = False) -> Any:
-        """``-c`` in ``c``'s kind (a bare array, a plain Tensor, a flat dual); written into
+        """``-c`` in ``c``'s kind (a bare array, a plain Tensor, an unmade dual); written into
         ``c``'s arrays with ``inplace`` (the caller holds them alone)."""
         p, t, kind = self.parts
         p = _neg(p, inplace)
@@ -121,16 +121,16 @@ def _minus(r: Any) -> Any:
         return r
     own = cls is Given
     c = r.c if own else r
-    parts = flat_parts(c)
+    parts = array_parts(c)
     if parts is not None:
         return Negated(c, own, parts)
     return -c  # (a batched or nested cotangent: written out now)
 
 
-def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
+def array_parts(c: Any) -> tuple[Any, Any, int] | None:
     """``(primal, tangent, kind)`` of a cotangent held as arrays, not recorded and not
     batched: a bare array (kind -1, no tangent), a plain Tensor (kind 0, no tangent) or a
-    flat dual (kind = its level); None for any other."""
+    unmade dual (kind = its level); None for any other."""
     if c.__class__ is _ndarray:
         return c, None, -1
     if c.__class__ is not Tensor or c._requires_grad or c._batch_ndim or \
@@ -146,12 +146,12 @@ def flat_parts(c: Any) -> tuple[Any, Any, int] | None:
 def fresh(s: Any, *ops: Any) -> bool:
     """Whether ``s``, computed from ``ops``, holds only arrays it allocated: no view, no
     array of an operand."""
-    parts = flat_parts(s)
+    parts = array_parts(s)
     if parts is None:
         return False
     seen = []
     for o in ops:
-        po = flat_parts(o)
+        po = array_parts(o)
         if po is None:  # (an operand's inner arrays are unseen)
             return False
         seen += po[:2]
@@ -180,7 +180,7 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
     for f, need in zip(coefs, needs, strict=True):
         if need and f != 0:
             users += 1
-    take = mine and users == 1 and not D._state.grad and _writable(flat_parts(ct))
+    take = mine and users == 1 and not D._state.grad and _writable(array_parts(ct))
     res: list[Any] = []
     for f, need, aval in zip(coefs, needs, avals, strict=True):
         if not need or f == 0:  # (a zero derivative: the caller fills in zeros)
@@ -190,12 +190,12 @@ def elementwise_t(coefs: Any, ct: Tensor, primals: Any, out: Any, avals: Any,
         if f == 1:
             c, made = ct, take
         elif f == -1:
-            parts = flat_parts(ct) if lazy and not D._state.grad else None
+            parts = array_parts(ct) if lazy and not D._state.grad else None
             if parts is not None and ct._data.dtype == dtype and ct.shape == shape:
                 res.append(Negated(ct, take, parts))  # (the sign waits: Negated)
                 continue
             if take:
-                for a in flat_parts(ct)[:2]:
+                for a in array_parts(ct)[:2]:
                     if a is not None:
                         np.negative(a, out=a)
                 c, made = ct, True
@@ -218,9 +218,9 @@ def _times(ct: Tensor, k: Any) -> Any:
     """``ct * k``. While nothing records, a product with a dual whose tangent is batched
     (or whose primal is kept as a Tensor) is multiply's array rule, called directly: what
     ``apply`` runs for it, without the operator's way there and the hot function's
-    decline (a flat dual's product is the hot function's, the cheaper way)."""
+    decline (an unmade dual's product is the hot function's, the cheaper way)."""
     if _MUL.fast is not None and not D._state.grad and not D._inference[0] and (
-            _unflat(ct) or _unflat(k)):
+            _made_dual(ct) or _made_dual(k)):
         lk = k._level if k.__class__ is Tensor else 0
         L = ct._level if ct._level > lk else lk
         if L in D._duals:  # (a dual level: a jet level of Taylor mode is the general way)
@@ -230,8 +230,9 @@ def _times(ct: Tensor, k: Any) -> Any:
     return ct * k
 
 
-def _unflat(t: Any) -> bool:
-    """A dual the hot path declines: a batched (or nested) tangent, or a kept primal."""
+def _made_dual(t: Any) -> bool:
+    """A dual stored made, which the hot path declines: a batched (or nested) tangent, or a
+    primal kept as a Tensor."""
     return t.__class__ is Tensor and 0 < t._level < D.LIN and (
         t._stored_primal is not None or t._stored_tangent.__class__ is not np.ndarray)
 
@@ -240,7 +241,7 @@ _MUL = E.PRIMS["multiply"]
 
 
 def _writable(parts: Any) -> bool:
-    """Whether ``flat_parts``' arrays may be written (a 0-d one made from a NumPy
+    """Whether ``array_parts``' arrays may be written (a 0-d one made from a NumPy
     scalar is read-only)."""
     return parts is not None and all(a is None or a.flags.writeable for a in parts[:2])
 
@@ -259,10 +260,10 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     itself for a ``ct`` of ones, see ``_ones``). Small arrays are left to the product:
     below ``_INPLACE_MIN`` elements an allocation costs less than these checks.
     """
-    kp = flat_parts(k)
+    kp = array_parts(k)
     if kp is None or kp[0].size < _INPLACE_MIN:
         return None
-    cp = flat_parts(ct)
+    cp = array_parts(ct)
     if cp is None or kp[2] < 0 or cp[2] < 0 or D._state.grad:
         return None
     k0, k1, lk = kp
@@ -285,17 +286,17 @@ def _times_fresh(ct: Tensor, k: Any, primals: Any, out: Any, take: bool = False,
     unread = dead is not None and dead()  # (a dual product: its primal may go unwritten)
     if k1 is None:  # dual * plain
         t = np.multiply(c1, k0, out=c1 if take else np.empty_like(k0))  # (an array, even 0-d)
-        return _flat(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
+        return _unmade(lc, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     if c1 is None:  # plain * dual: both parts scale by the cotangent
         if _ones(c0):  # (c0 * k is k itself)
-            return _flat(lk, _unread(k0) if unread else k0, k1)
+            return _unmade(lk, _unread(k0) if unread else k0, k1)
         t = np.multiply(c0, k1, out=k1)
-        return _flat(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
+        return _unmade(lk, _unread(k0) if unread else np.multiply(c0, k0, out=k0), t)
     # dual * dual: (c0 + c1 e)(k0 + k1 e) = c0 k0 + (c1 k0 + c0 k1) e
     np.multiply(c0, k1, out=k1)
     p = _unread(k0) if unread else np.multiply(c0, k0, out=c0 if take else np.empty_like(k0))
     np.multiply(c1, k0, out=k0)
-    return _flat(lk, p, np.add(k0, k1, out=k1))
+    return _unmade(lk, p, np.add(k0, k1, out=k1))
 
 
 def _ones(c: Any) -> bool:
@@ -331,7 +332,7 @@ class Scatter:
     """getitem's transpose with a basic index, not yet written out: the cotangent ``p``
     (with tangent ``t``) at ``key`` of zeros of ``shape``. The engine adds it into the
     input's accumulated cotangent when it owns that, instead of summing a fresh array of
-    zeros; ``kind`` is ``flat_parts``'s."""
+    zeros; ``kind`` is ``array_parts``'s."""
 
     __slots__ = ("p", "t", "kind", "key", "shape", "neg")
 
@@ -346,7 +347,7 @@ class Scatter:
             return z
         if not self.kind:
             return D._wrap(z, 0)
-        return _flat(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
+        return _unmade(self.kind, z, _placed(self.t, self.key, self.shape, self.neg))
 
 
 def _placed(p: Any, key: Any, shape: tuple[int, ...], neg: bool = False) -> Any:
@@ -399,7 +400,7 @@ def scatter_t(ct: Any, idx: L.Index, aval: Any) -> Scatter | None:
     """getitem's transpose for the engine, when ``ct`` is held as arrays; else None."""
     if not idx.basic:  # (an advanced index may repeat elements: np.add.at)
         return None
-    parts = flat_parts(ct)
+    parts = array_parts(ct)
     if parts is None:
         return None
     p, t, kind = parts

@@ -304,7 +304,7 @@ def _graph_tensors(t: Tensor) -> list[Tensor]:
             out.append(v)
             lv = v._level
             if lv and lv < _dispatch.LIN and lv in _dispatch.live:
-                tt = v._made_tangent()  # (an unmade one is untracked)
+                tt = v._made_parts()[1]  # (an unmade one is untracked)
                 if tt is not None:
                     stack.append(tt)
     return out

@@ -140,7 +140,7 @@ def _missing(qualname: str, func: Any) -> Any:
 def _carries(args: tuple[Any, ...]) -> bool:
     """True if a Tensor among ``args`` (or in a list or tuple there) requires grad or
     carries a live tangent."""
-    from ..core.tensor import _tracked
+    from .creation import _tracked
 
     return any(_tracked(a) is not None if isinstance(a, Tensor) else
                isinstance(a, (list, tuple)) and _carries(tuple(a)) for a in args)

@@ -18,7 +18,8 @@ from ..backends.namespace import asarray as _asarray
 from ..backends.namespace import like as _device_like
 from ..backends.namespace import to_kind as _to_kind
 from ..core.dispatch import apply
-from ..core.tensor import Tensor, _made, _make, _tracked, _warn_dropped
+from ..core.levels import live
+from ..core.tensor import Tensor, _made, _make
 from ..rules import linear as L
 from ..rules.elementwise import PRIMS as _P
 from ..rules.products import cumprod
@@ -80,6 +81,35 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _tracked(t: Tensor) -> str | None:
+    """Why ``t`` carries a derivative (it requires grad, or is dual at a live level), or
+    None."""
+    if t._requires_grad:
+        return "requires grad"
+    if not t._level:
+        return None
+    if t._level in live:
+        return f"carries a tangent at live level {t._level}"
+    return None
+
+
+_KEEP = ("To keep it, compute with dualad.numpy functions or Tensor methods (dnp.sin(t), "
+         "not math.sin(t)); call t.detach() first to drop it explicitly.")
+
+
+def _warn_dropped(t: Tensor, what: str, keep: str = _KEEP, stacklevel: int = 3) -> None:
+    """Warn (as torch does) that ``what``, called by the user's code on a tracked ``t``,
+    leaves autodiff with its value; ``keep`` says how to keep the derivative. The warning
+    points at the user's line, ``stacklevel`` frames up."""
+    why = _tracked(t)
+    if why is None:
+        return
+    import warnings
+
+    warnings.warn(f"dualad: {what} on a tensor that {why} drops its derivative (the result "
+                  f"is a constant). {keep}", UserWarning, stacklevel=stacklevel)
 
 
 def _warn_dropped_items(seq: Any) -> None:

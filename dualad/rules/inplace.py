@@ -174,7 +174,7 @@ def _take(t: Tensor, new: Tensor, history: bool) -> None:
     """``t`` (whose memory holds ``new``'s values already) takes ``new``'s structure: its
     tangents at every level, and its history if ``history`` (else keeps its own)."""
     L = t._level if t._level < _LIN else 0
-    p = t._made_primal() if L else None
+    p = t._made_parts()[0] if L else None
     if p is not None and (new._level == L or L not in D.live):
         # t's primal is an object of its own (make_dual's tensor, say): it takes the new
         # primal in place, so that whoever holds it sees the write too (through its base

@@ -89,7 +89,7 @@ def test_flat_duals_from_the_fast_path_behave_as_full_ones():
         assert p1 is not p2 and p1._data is p2._data
         assert p1._version_cell is p2._version_cell is y._version_cell
         tz = da.unpack_dual(y @ np.array([1.0, 2.0, 3.0])).tangent  # a rule that reads the parts
-        y[1] = 0.0  # in place on a flat dual
+        y[1] = 0.0  # in place on an unmade dual
         p3, t3 = da.unpack_dual(y)
     np.testing.assert_allclose(tz.numpy(), 2 * np.cos(x) @ [1.0, 2.0, 3.0])
     np.testing.assert_allclose(p3.numpy(), [2 * np.sin(0.3), 0.0, 2 * np.sin(2.0)])

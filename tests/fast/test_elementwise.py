@@ -44,9 +44,9 @@ def _operands(dtype):
     x = (0.2 + 0.6 * rng.random(3)).astype(dtype)
     t = rng.standard_normal(3).astype(dtype)
     col = (0.2 + 0.6 * rng.random((2, 1))).astype(dtype)
-    return [  # (flat duals, as ops make them; make_dual's own duals are not flat)
-        ("dual", lambda L: FE._flat(L, x.copy(), t.copy())),
-        ("dual column", lambda L: FE._flat(L, col.copy(), col[::-1].copy())),
+    return [  # (unmade duals, as ops make them; make_dual's own duals are not unmade)
+        ("dual", lambda L: FE._unmade(L, x.copy(), t.copy())),
+        ("dual column", lambda L: FE._unmade(L, col.copy(), col[::-1].copy())),
         ("make_dual", lambda L: da.make_dual(da.tensor(x), da.tensor(t))),
         ("python float", lambda L: 0.7),
         ("python int", lambda L: 2),
@@ -113,7 +113,7 @@ def test_generated_hot_path_equals_the_general_one(name, dtype, monkeypatch):
 
 
 def _arrays(t):
-    """A result's arrays: its data, or a dual's primal and tangent (flat or nested)."""
+    """A result's arrays: its data, or a dual's primal and tangent (unmade or nested)."""
     return (t._primal._data, t._tangent._data) if t._level else (t._data,)
 
 
@@ -126,9 +126,9 @@ def test_generated_hot_path_takes_the_hot_case_itself(monkeypatch):
                         lambda *a: calls.append(1) or real(*a))
     with da.dual_level():
         x = da.make_dual(da.tensor([0.3, 0.4]), da.tensor([1.0, 2.0]))
-        assert sin.hot(sin, (x,)) is None  # make_dual's dual is not flat: apply's general way
+        assert sin.hot(sin, (x,)) is None  # make_dual's dual is not unmade: apply's general way
         y = sin(x)
-        assert sin.hot(sin, (y,)) is not None and calls == []  # small, flat: generated alone
+        assert sin.hot(sin, (y,)) is not None and calls == []  # small, unmade: generated alone
         big = sin(da.make_dual(da.tensor(np.full(INPLACE_MIN, 0.3)),
                                da.tensor(np.ones(INPLACE_MIN))))
         assert sin.hot(sin, (big,)) is not None
@@ -142,9 +142,9 @@ def test_generated_hot_path_leaves_the_rest_to_the_general_way():
     mul, sin = E.PRIMS["multiply"], E.PRIMS["sin"]
     x, t = np.array([0.3, 0.4]), np.array([1.0, 2.0])
     with da.dual_level() as L1:
-        a = FE._flat(L1, x, t)
+        a = FE._unmade(L1, x, t)
         with da.dual_level() as L2:
-            b = FE._flat(L2, x, t)
+            b = FE._unmade(L2, x, t)
             assert mul.hot(mul, (a, b)) is None and mul.hot(mul, (b, a)) is None  # two levels
     assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None  # exited levels
     batched = D._wrap(np.ones((2, 2)), 1)  # a batched tangent as an operand (linear rules)
@@ -166,7 +166,7 @@ def test_generated_hot_path_marks_inference_outputs(n):
     sin, mul = E.PRIMS["sin"], E.PRIMS["multiply"]
     x = np.full(n, 0.3)
     with da.dual_level() as L:
-        d = FE._flat(L, x, np.ones(n))
+        d = FE._unmade(L, x, np.ones(n))
         with da.inference_mode():
             outs = [sin(d), mul(d, 2.0), mul(d, d), sin(da.tensor(x)), mul(da.tensor(x), 2.0)]
         assert all(o.is_inference() for o in outs)
@@ -220,7 +220,7 @@ _LINEAR1_CALLS = {  # every linear._linear1 primitive but the batch-axis boundar
 
 
 @pytest.mark.fastpath("fast")
-@pytest.mark.parametrize("kind", ["flat", "batched", "make_dual", "requires grad"])
+@pytest.mark.parametrize("kind", ["unmade", "batched", "make_dual", "requires grad"])
 def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkeypatch):
     # fast_linear1 applies the primitive to the primal and the tangent arrays: what the
     # general way (its JVP, the primitive applied to the tangent Tensor) gives, exactly
@@ -234,8 +234,8 @@ def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkey
 
     def run(fn, fast):
         with da.dual_level() as lv, untracked_tangents(), monkeypatch.context() as m:
-            if kind == "flat":
-                d = FE._flat(lv, x.copy(), t.copy())
+            if kind == "unmade":
+                d = FE._unmade(lv, x.copy(), t.copy())
             elif kind == "batched":
                 d = da.make_dual(da.tensor(x), da.tensor(t), batched=True) * 1.0
             else:  # requires grad: recorded, the primal alone (tangents untracked)
@@ -260,9 +260,9 @@ def test_linear_primitives_of_duals_on_arrays_equal_the_general_way(kind, monkey
 
 
 @pytest.mark.fastpath("fast")
-def test_a_view_of_a_flat_dual_shares_its_version_counter():
+def test_a_view_of_an_unmade_dual_shares_its_version_counter():
     with da.dual_level() as lv:
-        d = FE._flat(lv, np.arange(3.0), np.ones(3))
+        d = FE._unmade(lv, np.arange(3.0), np.ones(3))
         assert d[1:]._version_cell is d._version_cell is not None
         assert (d + 0.0).reshape(3)._version_cell is not d._version_cell
 

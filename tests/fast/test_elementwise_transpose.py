@@ -107,7 +107,7 @@ def test_elementwise_transpose_in_place_equals_the_product(name, dtype, x_dual, 
 
         def cotangent():  # a new one per call: with mine, the rule may write into it
             ct = da.tensor(c0)
-            # (a flat dual, as the forward fast path makes them)
+            # (an unmade dual, as the forward fast path makes them)
             return da.make_dual(ct, da.tensor(c1)) * 1.0 if ct_dual else ct
 
         needs = [True] + [not first_only] * (prim.nin - 1)

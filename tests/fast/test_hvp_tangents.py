@@ -180,7 +180,7 @@ _FORMULAS = sorted(n for n, p in E.PRIMS.items() if p.hot is not None)
 @pytest.mark.parametrize("n", [3, 1 << 14])
 @pytest.mark.parametrize("name", _FORMULAS)
 def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, monkeypatch):
-    # while tangents are untracked (hvp), the hot path and its entry points take a flat
+    # while tangents are untracked (hvp), the hot path and its entry points take an unmade
     # dual that requires grad and record its primal: what apply's general way does
     from dualad.core import dispatch as D
 
@@ -193,8 +193,8 @@ def test_hot_path_of_duals_that_require_grad_equals_the_general_way(name, n, mon
         with da.enable_grad(), da.dual_level() as lv, untracked_tangents(), \
                 np.errstate(all="ignore"), monkeypatch.context() as m:
             leaf = da.tensor(x0, requires_grad=True)
-            a = da.make_dual(leaf, da.tensor(t0))[::1]  # (flat, requires grad)
-            others = {"float": 0.7, "plain": da.tensor(c0), "dual": FE._flat(lv, c0, t0[::-1]),
+            a = da.make_dual(leaf, da.tensor(t0))[::1]  # (unmade, requires grad)
+            others = {"float": 0.7, "plain": da.tensor(c0), "dual": FE._unmade(lv, c0, t0[::-1]),
                       "self": a}
             args = (a,) if prim.nin == 1 else (a, others[kind])
             if not hot:
@@ -238,7 +238,7 @@ def test_hot_path_declines_a_dual_whose_tangent_is_recorded():
     with da.enable_grad(), da.dual_level():
         with untracked_tangents():
             x = da.make_dual(da.tensor(np.ones(3), requires_grad=True), da.tensor(np.ones(3)))
-            a = x[1:]  # (flat, requires grad)
+            a = x[1:]  # (unmade, requires grad)
             assert a.requires_grad and a._stored_primal is None
             assert sin.hot(sin, (a,)) is not None and mul.hot(mul, (2.0, a)) is not None
         assert sin.hot(sin, (a,)) is None and mul.hot(mul, (a, 2.0)) is None
@@ -328,8 +328,8 @@ def test_a_cotangent_of_ones_held_as_one_value_multiplies_as_the_identity(monkey
 
 @pytest.mark.fastpath("hot", "fast", "tangents")
 @pytest.mark.parametrize("name", ["exp", "tanh", "sqrt"])
-def test_a_flat_dual_whose_output_is_saved_stays_flat(name):
-    # saving a flat dual output keeps an alias of its arrays: the output itself stays flat
+def test_an_unmade_dual_whose_output_is_saved_stays_unmade(name):
+    # saving an unmade dual output keeps an alias of its arrays: the output itself stays unmade
     # (the next op takes the hot path), its version is still checked, and the HVP is the
     # general way's
     prim = getattr(dnp, name)

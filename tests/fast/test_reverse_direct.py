@@ -3,7 +3,7 @@
 ``Node.vjp`` transposes a node linear in the inputs asked for by calling its primitive's
 transpose rule on the cotangent (the one equation's step of ``transpose_program``), and
 an elementwise node that reads no values without unpacking any. ``matmul``'s forward
-rule on arrays (``elementwise.fast_product``) gives a flat dual. Each must give what the
+rule on arrays (``elementwise.fast_product``) gives an unmade dual. Each must give what the
 general way gives — tracing the JVP rule and transposing the program, or ``_dual`` —
 bit for bit, for plain, dual and batched cotangents and tangents.
 """
@@ -79,14 +79,14 @@ def _inputs(specs, grads):
 
 
 def _cotangent(kind, shape, dtype):
-    """A plain, flat dual, nested-parts dual or batched dual cotangent (at the live level)."""
+    """A plain, unmade dual, nested-parts dual or batched dual cotangent (at the live level)."""
     c = da.tensor(_arr(shape, dtype) - 1.0)
     if kind == "plain":
         return c
     if kind == "batched":
         return da.make_dual(c, da.tensor(_arr((2, *shape), dtype)), batched=True)
     d = da.make_dual(c, da.tensor(_arr(shape, dtype)))
-    return d * 1.0 if kind == "flat" else d  # (the fast path's flat duals, or make_dual's)
+    return d * 1.0 if kind == "unmade" else d  # (the fast path's unmade duals, or make_dual's)
 
 
 def _parts(t):
@@ -94,7 +94,7 @@ def _parts(t):
     return p.numpy(), None if tt is None else tt.numpy()
 
 
-@pytest.mark.parametrize("kind", ["plain", "flat", "dual", "batched"])
+@pytest.mark.parametrize("kind", ["plain", "unmade", "dual", "batched"])
 @pytest.mark.parametrize(("prim", "params", "specs", "grads"),
                          [pytest.param(*c[1:], id=c[0]) for c in _LINEAR])
 def test_a_node_linear_in_its_inputs_transposes_as_the_traced_program(prim, params, specs,
@@ -167,14 +167,14 @@ def test_matmul_of_a_dual_and_a_constant_is_the_general_rule(xs, cs, left, tange
             if tangent == "diagonal":  # a seed times a vector: a known diagonal
                 d = d * k
             y = c @ d if not left else d @ c
-            flat = y._stored_primal is None
-            return _parts(y), flat
+            unmade = y._stored_primal is None
+            return _parts(y), unmade
 
-    (gp, gt), flat = run()
-    assert flat  # (the array rule ran)
+    (gp, gt), unmade = run()
+    assert unmade  # (the array rule ran)
     monkeypatch.setattr(L.matmul, "fast", None)
-    (wp, wt), flat = run()
-    assert not flat
+    (wp, wt), unmade = run()
+    assert not unmade
     np.testing.assert_array_equal(gp, wp)
     assert gt.shape == wt.shape and gt.dtype == wt.dtype
     np.testing.assert_array_equal(gt, wt)

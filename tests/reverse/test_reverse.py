@@ -717,9 +717,9 @@ def test_factories_in_inference_mode_make_inference_tensors():
 
 
 @pytest.mark.fastpath("hot", "fast")
-def test_recording_keeps_a_flat_dual_flat_and_its_primal_takes_the_node():
+def test_recording_keeps_an_unmade_dual_unmade_and_its_primal_takes_the_node():
     # with tangents untracked (hvp's forward-over-reverse), a dual op on arrays gives a
-    # flat dual (no primal Tensor); recording it sets the node on the dual alone, and the
+    # unmade dual (no primal Tensor); recording it sets the node on the dual alone, and the
     # primal Tensor made later (unpack_dual, grad_fn, the next op's edge) takes it then:
     # the same graph as when the primal was made first
     from dualad.grad_mode import untracked_tangents

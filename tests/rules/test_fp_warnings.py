@@ -163,7 +163,7 @@ def test_a_divide_by_a_python_zero_has_an_infinite_derivative(zero, n):
         with da.dual_level():  # forward: the hot path declines to the general rule
             x = da.make_dual(da.tensor(x0), da.ones(n))
             p, t = da.unpack_dual(dnp.divide(x, zero))
-            _, t2 = da.unpack_dual(dnp.sin(x) / zero)  # (a flat dual: the array rule)
+            _, t2 = da.unpack_dual(dnp.sin(x) / zero)  # (an unmade dual: the array rule)
         np.testing.assert_array_equal(t.numpy(), want)
         np.testing.assert_array_equal(t2.numpy(), np.cos(x0) * want)
         np.testing.assert_array_equal(p.numpy(), x0 / np.float64(zero))
