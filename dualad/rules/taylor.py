@@ -909,12 +909,24 @@ def install_series_evaluator(evaluate: Callable[..., Series]) -> None:
 
 def formula_rule(prim: Any) -> Rule:
     """The Taylor rule of a formula-table entry from its derivative formulas alone, so a new
-    entry of the table gets its rule for free: ``y' = sum_i f_i(x, y) x_i'`` read
-    coefficient-wise (:func:`from_derivative`), each ``f_i(x(t), y(t))`` expanded to order
-    K-1 by Taylor mode itself (the formula's ops have rules; a formula reading ``y`` takes
-    the output's series to order K-1 from this rule one order lower)."""
+    entry of the table gets its rule for free (:func:`derivative_rule` on the compiled
+    formulas; a formula reading ``y`` takes the output's series to order K-1 from this rule
+    one order lower)."""
     compiled = [E.compile_formula(src, prim.nin) for src in prim.formulas]
-    reads_out = any("out" in reads for _, reads in compiled)
+    rule = derivative_rule(prim, [fn for fn, _ in compiled],
+                           any("out" in reads for _, reads in compiled))
+    rule.__name__ = rule.__qualname__ = f"{prim.name}_from_formula"
+    return rule
+
+
+def derivative_rule(prim: Any, derivatives: Sequence[Callable[..., Any] | int | None],
+                    reads_out: bool = False) -> Rule:
+    """The Taylor rule of an elementwise primitive from its partial derivatives:
+    ``y' = sum_i d_i x_i'`` read coefficient-wise (:func:`from_derivative`'s recurrence),
+    each ``d_i = derivatives[i](*args, y)`` (a function of Tensors) expanded to order K-1 by
+    Taylor mode itself. An integer is a constant partial derivative (0: none); None: none in
+    closed form, so an argument carrying a series there raises, naming it. A constant
+    argument (a series of one coefficient) needs no derivative."""
 
     def rule(*args: Series) -> Series:
         K = _order(*args)
@@ -926,36 +938,6 @@ def formula_rule(prim: Any) -> Rule:
         low = [list(a[:K]) for a in args]  # the arguments to order K-1
         y = rule(*low) if reads_out else [y0]
         ds = []
-        for fn, _ in compiled:
-            if fn.__class__ is int:
-                ds.append(None if fn == 0 else [fn] + [0] * (K - 1))
-            else:
-                ds.append(_series_of(fn, [*low, y], K - 1))
-        return _chain([y0], args, ds, K)
-
-    rule.__name__ = rule.__qualname__ = f"{prim.name}_from_formula"
-    return rule
-
-
-def derivative_rule(prim: Any, derivatives: Sequence[Callable[..., Any] | None],
-                    reads_out: bool = False) -> Rule:
-    """The Taylor rule of an elementwise primitive from its partial derivatives written as
-    functions of Tensors, ``derivatives[i](*args, y)`` (None: none in closed form), as
-    :func:`formula_rule` makes it from formulas: each partial derivative is expanded to
-    order K-1 by Taylor mode itself, and ``y' = sum_i d_i x_i'`` read coefficient-wise. An
-    argument with a series whose derivative is None raises, naming it; a constant one
-    (a series of one coefficient) needs none."""
-
-    def rule(*args: Series) -> Series:
-        K = _order(*args)
-        y0 = _f(prim, *(a[0] for a in args))
-        if K == 0:
-            return [y0]
-        if _series_of is None:
-            raise RuntimeError("dualad: Taylor mode is not installed (import dualad)")
-        low = [list(a[:K]) for a in args]
-        y = rule(*low) if reads_out else [y0]
-        ds = []
         for i, (a, d) in enumerate(zip(args, derivatives, strict=True)):
             if len(a) < 2:
                 ds.append(None)
@@ -963,6 +945,8 @@ def derivative_rule(prim: Any, derivatives: Sequence[Callable[..., Any] | None],
                 raise NoTaylorRuleError(
                     f"dualad: {prim.name}'s derivative in its argument {i} has no closed form, "
                     "so that argument must be constant in a jet (one coefficient)")
+            elif d.__class__ is int:
+                ds.append(None if d == 0 else [d] + [0] * (K - 1))
             else:
                 ds.append(_series_of(d, [*low, y], K - 1))
         return _chain([y0], args, ds, K)
