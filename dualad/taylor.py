@@ -86,8 +86,7 @@ class JetLevel(levels.Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
-        series = [[a._primal, *a._tangent] if a.__class__ is Tensor and a._level == J
-                  else [a] for a in args]
+        series = _series_at(J, args)
         rule = self.rule(prim, series)
         out = rule(*series, **params)
         if prim.multi:
@@ -129,8 +128,7 @@ class CollapsedJetLevel(JetLevel):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         J = self.level
-        series = [[a._primal, *a._tangent] if a.__class__ is Tensor and a._level == J
-                  else [a] for a in args]
+        series = _series_at(J, args)
         rule = self.rule(prim, series)
         if prim.multi:
             raise NoTaylorRuleError(
@@ -144,6 +142,12 @@ class CollapsedJetLevel(JetLevel):
                            for s in series], **params)
         _, lin = rule(*[[s[0], s[2]] if len(s) > 1 else s for s in series], **params)
         return _pack(J, [y0, y1, _batch_sum(_as_tensor(q), self.weights) + lin])
+
+
+def _series_at(J: int, args: Any) -> list[list[Any]]:
+    """Each argument's series at jet level J (``[x]``: a constant there)."""
+    primals, coefficients = D.parts_at(J, args)
+    return [[p] if c is None else [p, *c] for p, c in zip(primals, coefficients, strict=True)]
 
 
 def _zeros(x: Any) -> Any:

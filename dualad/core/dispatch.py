@@ -302,15 +302,7 @@ class DualLevel(Interpreter):
 
     def process(self, prim: Primitive, args: Any, params: dict[str, Any]) -> Any:
         L = self.level
-        primals = []
-        tangents = []
-        for a in args:
-            if a.__class__ is Tensor and a._level == L:
-                primals.append(a._primal)
-                tangents.append(a._tangent)
-            else:
-                primals.append(a)
-                tangents.append(None)
+        primals, tangents = parts_at(L, args)
         out = _eval(prim, primals, params)
         if _state.grad and _state.tangent_grad and any(
                 p.__class__ is Tensor and p._requires_grad for p in primals):
@@ -334,6 +326,20 @@ class DualLevel(Interpreter):
         for check in _checks:  # (an observer's: anomaly mode's NaN check of the tangents)
             check(prim, args, params, L, out)
         return out
+
+
+def parts_at(L: int, args: Any) -> tuple[list[Any], list[Any]]:
+    """The arguments' primals and second parts at level ``L`` (None for an argument that is
+    not dual there: a constant at this level), as an interpreter of ``L`` reads them."""
+    primals, seconds = [], []
+    for a in args:
+        if a.__class__ is Tensor and a._level == L:
+            primals.append(a._primal)
+            seconds.append(a._tangent)
+        else:
+            primals.append(a)
+            seconds.append(None)
+    return primals, seconds
 
 
 def strip(x: Any) -> Any:

@@ -20,10 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from dualad.core import levels
-from dualad.core.dispatch import _eval, dual
+from dualad.core.dispatch import _eval, dual, parts_at
 from dualad.core.levels import Interpreter
 from dualad.core.tensor import Tensor, _make
-from dualad.functional._sparsity import _value, split_at
+from dualad.functional._sparsity import _value
 from dualad.rules._util import elementwise_aval
 from dualad.sparse import patterns as P
 from dualad.sparse import tangents as T
@@ -51,7 +51,7 @@ class SparseTangentLevel(Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         L = self.level
-        primals, tangents = split_at(L, args)
+        primals, tangents = parts_at(L, args)
         out = _eval(prim, primals, params)
         if all(t is None for t in tangents):
             return out

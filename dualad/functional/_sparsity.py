@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dualad.core import levels
-from dualad.core.dispatch import _eval, dual, innermost
+from dualad.core.dispatch import _eval, dual, innermost, parts_at
 from dualad.core.levels import Interpreter
 from dualad.core.tensor import Tensor, _make
 from dualad.rules._util import elementwise_aval
@@ -74,7 +74,7 @@ class PatternLevel(Interpreter):
 
     def process(self, prim: Any, args: Any, params: dict[str, Any]) -> Any:
         L = self.level
-        primals, pats = split_at(L, args)
+        primals, pats = parts_at(L, args)
         out = _eval(prim, primals, params)
         if all(p is None for p in pats):
             return out
@@ -128,20 +128,6 @@ class PatternLevel(Interpreter):
             if self.second is not None:  # (a user's rule says nothing of second order)
                 P.dense_block(call, self.second)
         return [r if d else None for r, d in zip(result, diff, strict=True)]
-
-
-def split_at(L: int, args: Any) -> tuple[list[Any], list[Any]]:
-    """The operands' primals and their tangents (patterns) at level ``L`` (None: not
-    dual there, a constant at this level)."""
-    primals, tangents = [], []
-    for a in args:
-        if a.__class__ is Tensor and a._level == L:
-            primals.append(a._primal)
-            tangents.append(a._tangent)
-        else:
-            primals.append(a)
-            tangents.append(None)
-    return primals, tangents
 
 
 def _value(a: Any) -> Any:
