@@ -68,7 +68,8 @@ def differences(th, h=1e-6):
                      for e in np.eye(th.size)])
 
 
-def jax_gradient():
+def _jax_loss():
+    """JAX's odeint misfit (float64), or None where JAX is not installed."""
     try:
         import jax
         import jax.numpy as jnp
@@ -85,27 +86,23 @@ def jax_gradient():
         return 0.5 * jnp.sum((jax_odeint(f, jnp.asarray(Z0), jnp.asarray(T), th, **TOL)
                               - DATA) ** 2)
 
+    return jax, jnp, loss
+
+
+def jax_gradient():
+    found = _jax_loss()
+    if found is None:
+        return None
+    jax, jnp, loss = found
     g = jax.jit(jax.grad(loss))
     return lambda: np.asarray(g(jnp.asarray(THETA)).block_until_ready())
 
 
 def jax_hessian():
-    try:
-        import jax
-        import jax.numpy as jnp
-        from jax.experimental.ode import odeint as jax_odeint
-    except ImportError:
+    found = _jax_loss()
+    if found is None:
         return None
-    jax.config.update("jax_enable_x64", True)
-
-    def f(z, t, th):
-        return jnp.stack([th[0] * z[0] - th[1] * z[0] * z[1],
-                          -th[2] * z[1] + th[3] * z[0] * z[1]])
-
-    def loss(th):
-        return 0.5 * jnp.sum((jax_odeint(f, jnp.asarray(Z0), jnp.asarray(T), th, **TOL)
-                              - DATA) ** 2)
-
+    jax, jnp, loss = found
     h = jax.jit(jax.jacrev(jax.grad(loss)))  # (its odeint is a custom_vjp: reverse only)
     return lambda: np.asarray(h(jnp.asarray(THETA)).block_until_ready())
 
