@@ -26,19 +26,36 @@ tensor([[2., 0.],
 tensor([2., 4.])
 """
 
+import importlib
+from typing import Any
+
 from ._autograd import hessian, hvp, jacobian, jvp, vhp, vjp
 from ._jet import jet, laplacian
 from ._ravel import ravel
-from ._sparse import (
-    SparseHessian,
-    SparseJacobian,
-    prepare_sparse_hessian,
-    prepare_sparse_jacobian,
-    sparse_hessian,
-    sparse_jacobian,
-)
-from ._sparsity import SparsityWarning, hessian_sparsity, jacobian_sparsity
 from ._transforms import grad, jacfwd, jacrev, linear_transpose, linearize, value_and_grad
+
+# Sparse differentiation needs SciPy (the ``scipy`` extra; dualad itself needs only NumPy):
+# its names load their module on first use, so ``import dualad`` works without SciPy.
+_NEEDS_SCIPY = {
+    **dict.fromkeys(("jacobian_sparsity", "hessian_sparsity", "SparsityWarning"), "_sparsity"),
+    **dict.fromkeys(("sparse_jacobian", "sparse_hessian", "prepare_sparse_jacobian",
+                     "prepare_sparse_hessian", "SparseJacobian", "SparseHessian"), "_sparse"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _NEEDS_SCIPY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    except ImportError as e:
+        if (e.name or "").split(".")[0] != "scipy":
+            raise
+        raise ImportError(f"dualad.functional.{name} needs SciPy: pip install "
+                          "'dualad[scipy]'") from e
+    globals()[name] = value
+    return value
 
 __all__ = [
     "vjp",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from dualad import forward_ad as fwAD
 from dualad import reverse
@@ -33,8 +34,13 @@ from dualad.grad_mode import untracked_tangents
 from dualad.numpy import creation
 from dualad.reverse.engine import NO_TANGENT, grad_tangents
 from dualad.rules.vocabulary import reshape as _reshape  # (not a user's view: no bookkeeping)
+from dualad.sparse import coloring as col
+from dualad.sparse.coloring import as_pattern
+from dualad.sparse.decompress import column_seeds, decompression, row_seeds
 
 from ._common import batched_level_live, check_chunk_size, chunks, is_dual, is_tensor
+from ._sparse_tangents import sparse_tangent_jacobian
+from ._sparsity import hessian_sparsity, jacobian_sparsity
 
 STRATEGIES = ("auto", "forward", "reverse", "bidirectional")  # (colorings; sparse_jacobian
 # also takes "sparse-tangents", which needs no coloring and so has nothing to prepare)
@@ -73,22 +79,9 @@ def _point(x: Any, fn_name: str) -> np.ndarray:
 
 def _pattern(sparsity: Any, detect: str, func: Callable[..., Any], x: np.ndarray) -> Any:
     """The pattern given, or the one detected by ``dualad.functional.<detect>``."""
-    from dualad.sparse.coloring import as_pattern
-
     if sparsity is not None:
         return as_pattern(sparsity)
-    try:  # (detection by tracing: its own module, loaded on first use like this one)
-        from ._sparsity import hessian_sparsity, jacobian_sparsity
-    except ImportError:
-        detector = None
-    else:
-        detector = jacobian_sparsity if detect == "jacobian_sparsity" else hessian_sparsity
-    if detector is None:
-        raise NotImplementedError(
-            f"sparsity=None asks for the pattern to be detected by dualad.functional.{detect}, "
-            "which this version lacks; pass the pattern as sparsity= (an array or a SciPy "
-            "sparse array of the Jacobian's shape whose stored entries are the nonzeros)."
-        )
+    detector = jacobian_sparsity if detect == "jacobian_sparsity" else hessian_sparsity
     return as_pattern(detector(func, creation.as_tensor(x)))
 
 
@@ -217,8 +210,6 @@ def _jacobian_coloring(p: Any, strategy: str, order: str) -> Any:
     tried only where it can pay: neither side at two colors, and a row or a
     column more than twice as dense as the average one (what splits off).
     """
-    from dualad.sparse import coloring as col
-
     if strategy == "forward":
         return col.column_coloring(p, order)
     if strategy == "reverse":
@@ -253,8 +244,6 @@ class _Prepared:
 
     def __init__(self, func: Callable[..., Any], x: np.ndarray, coloring: Any,
                  chunk_size: int | None, check: int | None) -> None:
-        from dualad.sparse.decompress import decompression
-
         self.func, self.coloring = func, coloring
         self.shape, self.dtype = x.shape, x.dtype
         self.chunk_size, self.check = chunk_size, check
@@ -297,15 +286,11 @@ class _Prepared:
 
     def __call__(self, x: Any) -> Any:
         """The matrix at ``x`` as a ``scipy.sparse.csr_array``."""
-        import scipy.sparse as sp
-
         p = self.coloring.pattern
         return sp.csr_array((self.values(x), p.indices.copy(), p.indptr.copy()), shape=p.shape)
 
     def _verify(self, x: np.ndarray, vals: np.ndarray) -> None:
         """Compare a random product of the pattern's matrix with one computed directly."""
-        import scipy.sparse as sp
-
         p = self.coloring.pattern
         mat = sp.csr_array((vals, p.indices, p.indptr), shape=p.shape)
         size = p.shape[0] if self._by_rows() else p.shape[1]
@@ -364,8 +349,6 @@ class SparseJacobian(_Prepared):
 
     def __init__(self, func: Callable[..., Any], x: np.ndarray, coloring: Any,
                  chunk_size: int | None, check: int | None, chose: bool) -> None:
-        from dualad.sparse.decompress import column_seeds, row_seeds
-
         super().__init__(func, x, coloring, chunk_size, check)
         self._chose = chose  # (the strategy was "auto")
         self._column_seeds = column_seeds(coloring, x.dtype)
@@ -443,8 +426,6 @@ class SparseHessian(_Prepared):
 
     def __init__(self, func: Callable[..., Any], x: np.ndarray, coloring: Any,
                  chunk_size: int | None, check: int | None) -> None:
-        from dualad.sparse.decompress import column_seeds
-
         super().__init__(func, x, coloring, chunk_size, check)
         self._seeds = column_seeds(coloring, x.dtype)
 
@@ -577,7 +558,6 @@ def sparse_jacobian(func: Callable[..., Any], x: Any, sparsity: Any = None, *,
             raise ValueError("sparse_jacobian: strategy='sparse-tangents' finds the pattern "
                              "itself (it is the result's); pass sparsity=None, or pick a "
                              "coloring strategy to use the pattern given")
-        from ._sparse_tangents import sparse_tangent_jacobian
         return sparse_tangent_jacobian(func, x)
     return prepare_sparse_jacobian(func, x, sparsity, strategy=strategy,
                                    coloring_order=coloring_order, chunk_size=chunk_size)(x)
@@ -626,8 +606,6 @@ def prepare_sparse_hessian(func: Callable[..., Any], x: Any, sparsity: Any = Non
            [ 0., -2.,  4., -2.],
            [ 0.,  0., -2.,  2.]])
     """
-    from dualad.sparse import coloring as col
-
     a = _point(x, "prepare_sparse_hessian")
     if np.iscomplexobj(a):
         raise TypeError("sparse_hessian takes a real x (a complex one has no symmetric "

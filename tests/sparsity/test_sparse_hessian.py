@@ -137,8 +137,6 @@ def test_misuse():
 
 
 def test_detected_pattern():
-    if not hasattr(F, "hessian_sparsity"):
-        pytest.skip("dualad.functional.hessian_sparsity (sparsity detection) not in this tree")
     f, n = CASES["grid"]
     x = np.random.default_rng(3).uniform(-1, 1, n)
     np.testing.assert_allclose(F.sparse_hessian(f, x).toarray(), dense_hessian(f, x),

@@ -7,8 +7,6 @@ on the structured ones; every strategy, coloring order and chunk size.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -246,19 +244,11 @@ def test_a_differentiated_x_is_refused():
 
 
 def test_detected_pattern():
-    if not hasattr(F, "jacobian_sparsity"):
-        pytest.skip("dualad.functional.jacobian_sparsity (sparsity detection) not in this tree")
     f, n = CASES["bratu"]
     x = np.random.default_rng(8).uniform(0, 1, n)
     J = F.sparse_jacobian(f, x)
     np.testing.assert_allclose(J.toarray(), dense(f, x), rtol=1e-13, atol=1e-13)
     assert F.prepare_sparse_jacobian(f, x).ncolors == 5
-
-
-def test_detection_missing_says_what_to_do(monkeypatch):
-    monkeypatch.setitem(sys.modules, "dualad.functional._sparsity", None)  # (import fails)
-    with pytest.raises(NotImplementedError, match="pass the pattern as sparsity="):
-        F.sparse_jacobian(rosenbrock_residuals, np.ones(4))
 
 
 def test_inside_a_live_batched_level():
